@@ -1,0 +1,76 @@
+/* brisk: a thread-scalable general-purpose memory allocator.
+ *
+ * Every function here has the contract of its C / POSIX / glibc namesake
+ * (brisk_malloc ~ malloc, ...). They work whether or not brisk also replaces
+ * the process's malloc (LD_PRELOAD=libbrisk.so, or libbrisk linked first).
+ * Memory from brisk_* may be passed to free() only when brisk is the
+ * process's malloc; otherwise free it with brisk_free().
+ */
+#ifndef BRISK_H
+#define BRISK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BRISK_VERSION_MAJOR 0
+#define BRISK_VERSION_MINOR 1
+#define BRISK_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define BRISK_API __attribute__((visibility("default")))
+#define BRISK_MALLOC_ATTR __attribute__((malloc, warn_unused_result))
+#else
+#define BRISK_API
+#define BRISK_MALLOC_ATTR
+#endif
+
+/* "major.minor.patch" of the library actually loaded. */
+BRISK_API const char *brisk_version(void);
+
+BRISK_API BRISK_MALLOC_ATTR void *brisk_malloc(size_t size);
+BRISK_API BRISK_MALLOC_ATTR void *brisk_calloc(size_t count, size_t size);
+BRISK_API void *brisk_realloc(void *block, size_t size);
+BRISK_API void *brisk_reallocarray(void *block, size_t count, size_t size);
+BRISK_API void brisk_free(void *block);
+/* free with the size the block was requested with (C23 free_sized); the size
+ * is a hint that brisk may check in checked mode. */
+BRISK_API void brisk_free_sized(void *block, size_t size);
+
+BRISK_API BRISK_MALLOC_ATTR void *brisk_aligned_alloc(size_t alignment, size_t size);
+BRISK_API int brisk_posix_memalign(void **result, size_t alignment, size_t size);
+BRISK_API BRISK_MALLOC_ATTR void *brisk_memalign(size_t alignment, size_t size);
+BRISK_API BRISK_MALLOC_ATTR void *brisk_valloc(size_t size);
+BRISK_API BRISK_MALLOC_ATTR void *brisk_pvalloc(size_t size);
+
+/* Bytes usable in the block (>= the size asked for); 0 for NULL. */
+BRISK_API size_t brisk_usable_size(const void *block);
+
+/* Non-zero when block lies in memory brisk manages (any thread's). */
+BRISK_API int brisk_owns(const void *block);
+
+/* Return unused memory to the OS now: this thread's free pages, the empty
+ * pages of exited threads, cached segments and large spans. */
+BRISK_API void brisk_collect(void);
+
+/* Process-wide memory figures, all in bytes. Cheap: read from counters the
+ * OS layer keeps, never by walking the heap. */
+typedef struct brisk_memory_info {
+  size_t struct_size; /* set by the caller to sizeof(brisk_memory_info) */
+  size_t mapped;      /* address space currently mapped from the OS */
+  size_t mapped_peak; /* high-water mark of mapped */
+  size_t committed;   /* mapped minus purged: an upper bound on resident */
+  size_t committed_peak;
+  size_t large_in_use; /* bytes in live blocks served directly by the OS */
+} brisk_memory_info;
+
+/* Fills *info (up to info->struct_size bytes); returns 0, or -1 on NULL. */
+BRISK_API int brisk_memory_info_get(brisk_memory_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BRISK_H */

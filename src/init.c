@@ -1,0 +1,62 @@
+/* Process set-up, fork handling, and the process-wide parts of the API. */
+#include "internal.h"
+
+#include <string.h>
+
+pthread_key_t thread_exit_key;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Fork copies only the calling thread: hold every global lock across it so
+ * the child never inherits one mid-update. Thread heaps need no lock: the
+ * forking thread's own heap is consistent between calls, and the heaps of
+ * threads that do not exist in the child are never used there again. */
+static void fork_prepare(void) {
+  heaps_lock();
+  segment_cache_lock();
+  huge_cache_lock();
+}
+
+static void fork_release(void) {
+  huge_cache_unlock();
+  segment_cache_unlock();
+  heaps_unlock();
+}
+
+static void process_init_once(void) {
+  options_init();
+  pthread_key_create(&thread_exit_key, heap_thread_exit);
+  pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+void process_init(void) {
+  pthread_once(&init_once, process_init_once);
+}
+
+/* Read the options before main, while the environment is certainly intact. */
+__attribute__((constructor)) static void brisk_load(void) {
+  process_init();
+}
+
+const char *brisk_version(void) {
+  return BRISK_VERSION_STRING;
+}
+
+void brisk_collect(void) {
+  heap_t *heap = tl_heap;
+  if (heap != &heap_empty) heap_housekeeping(heap, true);
+  heaps_collect_abandoned(true);
+  uint64_t now = os_clock_ms();
+  segment_cache_collect(now, true);
+  huge_cache_collect(now, true);
+}
+
+int brisk_memory_info_get(brisk_memory_info *info) {
+  if (info == NULL) return -1;
+  brisk_memory_info full;
+  os_memory_info(&full);
+  size_t size = info->struct_size;
+  if (size == 0 || size > sizeof full) size = sizeof full;
+  full.struct_size = size;
+  memcpy(info, &full, size);
+  return 0;
+}

@@ -1,0 +1,136 @@
+/* Internal interface of brisk, grouped by the file that defines each part. */
+#ifndef BRISK_INTERNAL_H
+#define BRISK_INTERNAL_H
+
+#include "brisk.h"
+#include "types.h"
+
+#include <pthread.h>
+
+/* ---- atomics: the memory order is part of the name ------------------------ */
+#define atomic_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
+#define atomic_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+#define atomic_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define atomic_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define atomic_exchange_acquire(p, v) atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define atomic_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define atomic_sub_relaxed(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
+#define atomic_cas_weak_release(p, expected, desired)                                              \
+  atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_release,          \
+                                        memory_order_relaxed)
+#define atomic_cas_strong_acq_rel(p, expected, desired)                                            \
+  atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel,        \
+                                          memory_order_acquire)
+
+/* ---- address arithmetic -------------------------------------------------- */
+static inline uintptr_t align_up(uintptr_t x, size_t alignment) {
+  return (x + alignment - 1) & ~(uintptr_t)(alignment - 1);
+}
+static inline bool is_power_of_two(size_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
+
+/* The segment is found from p - 1 so that a huge block aligned to a whole
+ * segment can start exactly where its header's 4 MiB unit ends. */
+static inline segment_t *segment_of(const void *p) {
+  return (segment_t *)(((uintptr_t)p - 1) & ~(uintptr_t)SEGMENT_MASK);
+}
+static inline page_t *page_of(segment_t *segment, const void *p) {
+  return &segment->pages[((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift];
+}
+
+/* ---- size_class.c --------------------------------------------------------- */
+INTERNAL extern const uint32_t class_size[CLASS_COUNT];
+static inline unsigned size_class_of(size_t size) {
+  if (size <= 8) return 0;
+  if (size <= 128) return (unsigned)((size + 15) >> 4);
+  size_t s = size - 1;
+  unsigned top = 63u - (unsigned)__builtin_clzll(s); /* >= 7 */
+  return 9 + (top - 7) * 8 + (unsigned)((s >> (top - 3)) & 7);
+}
+INTERNAL segment_kind size_class_kind(unsigned size_class);
+/* direct[] slots [first, last] that map to this class (empty when first > last). */
+INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsigned *last);
+
+/* ---- os.c: the only file that talks to the kernel -------------------------- */
+INTERNAL void *os_map(size_t size);
+/* Address space for brisk's own tables: not counted as heap memory. */
+INTERNAL void *os_reserve(size_t size);
+INTERNAL void os_release(void *p, size_t size);
+/* A mapping of size bytes at base with base % SEGMENT_SIZE == 0 and
+ * (base + offset) % alignment == 0. */
+INTERNAL void *os_map_segment(size_t size, size_t alignment, size_t offset);
+INTERNAL void os_unmap(void *p, size_t size);
+/* Give the pages back but keep the address range (they read as zero after). */
+INTERNAL void os_purge(void *p, size_t size);
+/* Grow [p, p+old) to [p, p+new) without moving; false when the range is taken. */
+INTERNAL bool os_extend_in_place(void *p, size_t old_size, size_t new_size);
+/* Move [p, p+old) to a fresh segment-aligned range of new_size without copying. */
+INTERNAL void *os_move_grow(void *p, size_t old_size, size_t new_size);
+INTERNAL void os_note_committed(ptrdiff_t delta);
+INTERNAL uint64_t os_clock_ms(void);
+INTERNAL void os_memory_info(struct brisk_memory_info *info);
+INTERNAL void os_note_large_in_use(ptrdiff_t delta);
+
+/* ---- options.c -------------------------------------------------------------- */
+typedef enum option_id {
+  OPTION_PURGE_DELAY, /* ms before free memory goes back to the OS; <0: never */
+  OPTION_COUNT
+} option_id;
+INTERNAL long option_get(option_id id);
+INTERNAL void options_init(void);
+
+/* ---- segment_map.c: which 4 MiB units hold a segment header ---------------- */
+INTERNAL void segment_map_set(segment_t *segment, bool present);
+INTERNAL bool segment_map_contains(const segment_t *segment);
+
+/* ---- segment.c: segments and the pages inside them ------------------------- */
+INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind);
+INTERNAL void segment_page_free(heap_t *heap, page_t *page);
+INTERNAL size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area);
+INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);
+INTERNAL void segment_cache_collect(uint64_t now, bool force);
+INTERNAL void segment_cache_lock(void);
+INTERNAL void segment_cache_unlock(void);
+
+/* ---- page.c: the allocation slow path --------------------------------------- */
+INTERNAL void *page_malloc_generic(heap_t *heap, size_t size);
+INTERNAL void page_retire(heap_t *heap, page_t *page);
+INTERNAL uint8_t *page_block_start(const page_t *page, const void *p);
+INTERNAL void page_mark_aligned(page_t *page);
+INTERNAL void page_queue_update_direct(heap_t *heap, unsigned size_class);
+INTERNAL void page_collect_heap(heap_t *heap, uint64_t now, bool force);
+INTERNAL size_t page_collect_thread_free(page_t *page);
+INTERNAL extern page_t page_empty;
+
+/* ---- heap.c: thread heaps ---------------------------------------------------- */
+INTERNAL extern heap_t heap_empty;
+INTERNAL extern __thread heap_t *tl_heap;
+INTERNAL heap_t *heap_for_this_thread(void);
+INTERNAL void heap_housekeeping(heap_t *heap, bool force);
+INTERNAL void heap_process_delayed(heap_t *heap);
+INTERNAL void heap_push_delayed(heap_t *heap, block_t *block);
+INTERNAL void heap_thread_exit(void *heap);
+INTERNAL void heaps_collect_abandoned(bool force);
+INTERNAL void heaps_lock(void);
+INTERNAL void heaps_unlock(void);
+
+/* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------- */
+INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
+INTERNAL void huge_free(segment_t *segment);
+INTERNAL void *huge_realloc(segment_t *segment, void *p, size_t size);
+INTERNAL size_t huge_usable_size(const segment_t *segment, const void *p);
+INTERNAL void huge_cache_collect(uint64_t now, bool force);
+INTERNAL void huge_cache_lock(void);
+INTERNAL void huge_cache_unlock(void);
+
+/* ---- alloc.c / free.c: the API ------------------------------------------------ */
+INTERNAL void *malloc_slow(size_t size, bool zero);
+INTERNAL void *aligned_malloc(size_t alignment, size_t size);
+INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
+
+/* ---- init.c --------------------------------------------------------------------- */
+INTERNAL void process_init(void);
+INTERNAL extern pthread_key_t thread_exit_key;
+
+#endif /* BRISK_INTERNAL_H */

@@ -1,0 +1,74 @@
+/* The C allocation functions of the process, served by brisk when this
+ * library is preloaded or linked first. malloc and free inline the fast
+ * paths; the rest forward to their brisk_* namesakes. */
+#include "fast_path.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The symbols this file exports (libc's headers lack some of them). */
+EXPORT void *malloc(size_t size);
+EXPORT void free(void *p);
+EXPORT void cfree(void *p);
+EXPORT void free_sized(void *p, size_t size);
+EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size);
+EXPORT void *calloc(size_t count, size_t size);
+EXPORT void *realloc(void *p, size_t size);
+EXPORT void *reallocarray(void *p, size_t count, size_t size);
+EXPORT int posix_memalign(void **result, size_t alignment, size_t size);
+EXPORT void *aligned_alloc(size_t alignment, size_t size);
+EXPORT void *memalign(size_t alignment, size_t size);
+EXPORT void *valloc(size_t size);
+EXPORT void *pvalloc(size_t size);
+EXPORT size_t malloc_usable_size(void *p);
+EXPORT int malloc_trim(size_t pad);
+
+EXPORT void *malloc(size_t size) {
+  return fast_malloc(size);
+}
+EXPORT void free(void *p) {
+  fast_free(p);
+}
+EXPORT void cfree(void *p) {
+  fast_free(p);
+}
+EXPORT void free_sized(void *p, size_t size) {
+  brisk_free_sized(p, size);
+}
+EXPORT void free_aligned_sized(void *p, size_t alignment, size_t size) {
+  (void)alignment;
+  brisk_free_sized(p, size);
+}
+EXPORT void *calloc(size_t count, size_t size) {
+  return brisk_calloc(count, size);
+}
+EXPORT void *realloc(void *p, size_t size) {
+  return brisk_realloc(p, size);
+}
+EXPORT void *reallocarray(void *p, size_t count, size_t size) {
+  return brisk_reallocarray(p, count, size);
+}
+EXPORT int posix_memalign(void **result, size_t alignment, size_t size) {
+  return brisk_posix_memalign(result, alignment, size);
+}
+EXPORT void *aligned_alloc(size_t alignment, size_t size) {
+  return brisk_aligned_alloc(alignment, size);
+}
+EXPORT void *memalign(size_t alignment, size_t size) {
+  return brisk_memalign(alignment, size);
+}
+EXPORT void *valloc(size_t size) {
+  return brisk_valloc(size);
+}
+EXPORT void *pvalloc(size_t size) {
+  return brisk_pvalloc(size);
+}
+EXPORT size_t malloc_usable_size(void *p) {
+  return brisk_usable_size(p);
+}
+
+/* glibc extras some programs call: trimming means collecting here. */
+EXPORT int malloc_trim(size_t pad) {
+  (void)pad;
+  brisk_collect();
+  return 1;
+}

@@ -1,0 +1,37 @@
+/* A byte per 4 MiB unit of the 128 TiB user address space telling whether a
+ * segment header starts there. brisk_owns() and the checked free path use it
+ * to tell brisk's pointers from foreign ones without touching the pointer. The
+ * 32 MiB table is reserved, not committed: only units near brisk's segments
+ * ever become resident. */
+#include "internal.h"
+
+#define ADDRESS_BITS 47
+#define UNIT_COUNT ((size_t)1 << (ADDRESS_BITS - SEGMENT_SHIFT))
+
+static _Atomic(uint8_t) *_Atomic xunits;
+
+static _Atomic(uint8_t) *units_get(bool create) {
+  _Atomic(uint8_t) *units = atomic_load_acquire(&xunits);
+  if (units != NULL || !create) return units;
+  _Atomic(uint8_t) *fresh = os_reserve(UNIT_COUNT);
+  if (fresh == NULL) return NULL;
+  if (!atomic_cas_strong_acq_rel(&xunits, &units, fresh)) {
+    os_release(fresh, UNIT_COUNT); /* another thread won; use its table */
+    return units;
+  }
+  return fresh;
+}
+
+void segment_map_set(segment_t *segment, bool present) {
+  uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
+  if (unit >= UNIT_COUNT) return;
+  _Atomic(uint8_t) *units = units_get(present);
+  if (units != NULL) atomic_store_release(&units[unit], present ? 1 : 0);
+}
+
+bool segment_map_contains(const segment_t *segment) {
+  uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
+  if (unit >= UNIT_COUNT) return false;
+  _Atomic(uint8_t) *units = units_get(false);
+  return units != NULL && atomic_load_acquire(&units[unit]) != 0;
+}

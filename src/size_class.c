@@ -1,0 +1,49 @@
+/* Size classes: 8, multiples of 16 up to 128, then eight classes per doubling
+ * (steps of 1/8 of the power of two below), so above 128 bytes a block
+ * wastes at most 12.5% of its size. Every class from 16 up is a multiple of
+ * 16, which gives 16-byte alignment to every block of 16 bytes or more. */
+#include "internal.h"
+
+#define DOUBLING(p)                                                                                \
+  (p) + (p) / 8, (p) + 2 * (p) / 8, (p) + 3 * (p) / 8, (p) + 4 * (p) / 8, (p) + 5 * (p) / 8,       \
+      (p) + 6 * (p) / 8, (p) + 7 * (p) / 8, 2 * (p)
+
+const uint32_t class_size[CLASS_COUNT] = {8,
+                                          16,
+                                          32,
+                                          48,
+                                          64,
+                                          80,
+                                          96,
+                                          112,
+                                          128,
+                                          DOUBLING(128u),
+                                          DOUBLING(256u),
+                                          DOUBLING(512u),
+                                          DOUBLING(1024u),
+                                          DOUBLING(2048u),
+                                          DOUBLING(4096u),
+                                          DOUBLING(8192u),
+                                          DOUBLING(16384u),
+                                          DOUBLING(32768u),
+                                          DOUBLING(65536u),
+                                          DOUBLING(131072u),
+                                          DOUBLING(262144u)};
+
+_Static_assert(CLASS_COUNT == 9 + 12 * 8, "class table covers 128 B .. 512 KiB");
+
+segment_kind size_class_kind(unsigned size_class) {
+  uint32_t size = class_size[size_class];
+  if (size <= SMALL_MAX) return SEGMENT_SMALL;
+  if (size <= MEDIUM_MAX) return SEGMENT_MEDIUM;
+  return SEGMENT_LARGE;
+}
+
+void size_class_direct_slots(unsigned size_class, unsigned *first, unsigned *last) {
+  /* slot i serves sizes (8 * (i - 1), 8 * i]; slot 0 serves malloc(0). */
+  uint32_t low = size_class == 0 ? 0 : class_size[size_class - 1] + 1;
+  uint32_t high = class_size[size_class];
+  *first = (low + 7) / 8;
+  *last = high / 8;
+  if (*last >= DIRECT_SLOTS) *last = DIRECT_SLOTS - 1;
+}

@@ -1,0 +1,164 @@
+/* Core types of brisk. Read this first.
+ *
+ * Glossary
+ *   block    what malloc returns. Small blocks of one size class are carved
+ *            from a page; a huge block has a segment to itself.
+ *   page     a run of memory inside a segment holding blocks of one size
+ *            class (64 KiB small pages, 512 KiB medium, one 4 MiB large
+ *            page). Not an OS page: those are "OS pages" (4 KiB).
+ *   segment  a SEGMENT_SIZE-aligned mapping whose first bytes hold its header
+ *            and page descriptors, so any block finds its page by masking
+ *            its address. Owned by one heap.
+ *   heap     per-thread allocator state. A heap is used by at most one
+ *            thread at a time; when its thread exits it is abandoned and the
+ *            next new thread adopts it whole, so nothing is stranded.
+ *   local free   a free by the thread using the block's heap: plain stores.
+ *   remote free  a free by any other thread: one CAS onto the page's
+ *            xthread_free list, collected by the owner on its slow path.
+ *
+ * Naming: fields prefixed x are atomics shared between threads; everything
+ * else in a heap, its segments and pages is touched only by the heap's
+ * current thread (or under a global lock when the heap is abandoned).
+ */
+#ifndef BRISK_TYPES_H
+#define BRISK_TYPES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define INTERNAL __attribute__((visibility("hidden")))
+#define NOINLINE __attribute__((noinline))
+
+#define KiB ((size_t)1024)
+#define MiB (KiB * KiB)
+
+/* ---- geometry ------------------------------------------------------------ */
+#define SEGMENT_SHIFT 22 /* 4 MiB */
+#define SEGMENT_SIZE ((size_t)1 << SEGMENT_SHIFT)
+#define SEGMENT_MASK (SEGMENT_SIZE - 1)
+#define OS_PAGE_SIZE ((size_t)4096)
+
+#define SMALL_PAGE_SHIFT 16  /* 64 KiB pages for blocks up to SMALL_MAX */
+#define MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages for blocks up to MEDIUM_MAX */
+#define LARGE_PAGE_SHIFT SEGMENT_SHIFT
+/* A huge segment holds one page; this shift makes every address in it map to
+ * page 0. */
+#define HUGE_PAGE_SHIFT 63
+
+#define SMALL_MAX (8 * KiB)   /* >= 8 blocks per small page */
+#define MEDIUM_MAX (64 * KiB) /* >= 8 blocks per medium page */
+#define LARGE_MAX (512 * KiB) /* >= 7 blocks per large page */
+#define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
+
+/* malloc sizes up to DIRECT_MAX find their page with one load. */
+#define DIRECT_MAX 1024
+#define DIRECT_SLOTS (DIRECT_MAX / 8 + 1)
+
+/* Size classes: 8, then multiples of 16 up to 128, then 8 classes per
+ * doubling up to LARGE_MAX, so above 128 bytes no class wastes more than
+ * 12.5% of the block. */
+#define CLASS_COUNT 105
+#define ALIGNMENT_MIN 16
+
+/* Requests above this fail with ENOMEM before any arithmetic can overflow. */
+#define SIZE_LIMIT ((size_t)PTRDIFF_MAX - 2 * SEGMENT_SIZE)
+
+typedef enum segment_kind {
+  SEGMENT_SMALL,
+  SEGMENT_MEDIUM,
+  SEGMENT_LARGE,
+  SEGMENT_HUGE,
+  SEGMENT_KIND_COUNT
+} segment_kind;
+
+typedef struct block_s {
+  struct block_s *next;
+} block_t;
+
+/* Page flags. */
+enum {
+  PAGE_IN_USE = 1,      /* carved for a size class (else free in its segment) */
+  PAGE_IN_FULL = 2,     /* on the heap's full list, waiting for a remote free */
+  PAGE_HAS_ALIGNED = 4, /* some block was handed out at an interior offset */
+  PAGE_DIRTY = 8,       /* free but still resident: purge after the delay */
+};
+
+/* xthread_free low bit: the owner parked this page on its full list and asks
+ * the next remote freer to route its block through the heap's delayed list,
+ * which is how the owner learns the page has room again. */
+#define XFREE_NOTIFY ((uintptr_t)1)
+
+struct heap_s;
+struct segment_s;
+
+/* Counting identity for an in-use page (owner's view):
+ *   capacity = used + |free| + |local_free|
+ *   used     = blocks handed out - blocks known freed
+ * Blocks on xthread_free or in the heap's delayed list are still counted in
+ * used until the owner collects them. */
+typedef struct page_s {
+  block_t *free;
+  uint32_t used;
+  uint32_t block_size;
+  block_t *local_free;
+  _Atomic(uintptr_t) xthread_free;
+  uint16_t capacity; /* blocks carved so far; extended lazily */
+  uint16_t reserved; /* blocks that fit in the page */
+  uint8_t size_class;
+  _Atomic(uint8_t) xflags; /* written by the owner, read by any freeing thread */
+  uint8_t index;           /* position in the segment */
+  uint8_t pad_;
+  uint8_t *area;                       /* first block */
+  _Atomic(struct heap_s *) xowner_tag; /* see fast_free() */
+  struct page_s *next;
+  struct page_s *prev;
+  uint64_t retired_ms; /* when it became free, for the purge delay */
+} page_t;
+
+typedef struct page_queue_s {
+  page_t *first;
+  page_t *last;
+} page_queue_t;
+
+/* Counting identity: page_count = pages in use + free pages. A segment with
+ * no page in use leaves its heap. */
+typedef struct segment_s {
+  struct heap_s *owner;
+  size_t size; /* bytes mapped, header included */
+  uint8_t page_shift;
+  uint8_t kind;
+  uint16_t page_count;
+  uint16_t used_pages;
+  uint16_t dirty_pages;   /* free pages not yet purged */
+  bool listed;            /* on its heap's list of segments with a free page */
+  struct segment_s *next; /* in that list, or in a cache */
+  struct segment_s *prev;
+  uint64_t freed_ms; /* in the segment cache: when it entered */
+  size_t huge_block; /* huge: bytes asked for by the user */
+  page_t pages[];    /* page_count entries */
+} segment_t;
+
+typedef struct segment_list_s {
+  segment_t *first;
+} segment_list_t;
+
+/* A thread's allocator. direct[] is the whole malloc fast path: for each
+ * 8-byte size step up to DIRECT_MAX, the page to allocate from. */
+typedef struct heap_s {
+  page_t *direct[DIRECT_SLOTS];
+  page_queue_t queues[CLASS_COUNT];            /* pages with (maybe) free blocks */
+  page_queue_t full;                           /* pages with none, XFREE_NOTIFY set */
+  _Atomic(block_t *) xdelayed;                 /* remote frees into full pages */
+  segment_list_t segments[SEGMENT_KIND_COUNT]; /* segments with a free page */
+  size_t dirty_pages;                          /* free, unpurged, in this heap */
+  uint64_t slow_calls;
+  uint64_t next_housekeeping_ms;
+  struct heap_s *next_abandoned;
+  bool in_use;
+} heap_t;
+
+#endif /* BRISK_TYPES_H */
