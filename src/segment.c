@@ -21,7 +21,7 @@ static segment_t *cache_first;
 static size_t cache_count;
 
 void segment_cache_lock(void) {
-  pthread_mutex_lock(&cache_lock);
+  mutex_lock_profiled(&cache_lock);
 }
 void segment_cache_unlock(void) {
   pthread_mutex_unlock(&cache_lock);
@@ -30,6 +30,14 @@ void segment_cache_unlock(void) {
 static size_t header_size(uint16_t page_count) {
   return align_up(sizeof(segment_t) + page_count * sizeof(page_t), 128);
 }
+
+/* The OS pages holding the header and page descriptors, never purged. The
+ * largest header (small pages) is counted as committed for every segment, so
+ * the count stays right when a cached segment changes kind. */
+static size_t header_os_bytes(const segment_t *segment) {
+  return align_up(header_size(segment->page_count), OS_PAGE_SIZE);
+}
+#define HEADER_COMMITTED align_up(header_size(MAX_PAGES_PER_SEGMENT), OS_PAGE_SIZE)
 
 size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area) {
   uint8_t *base = (uint8_t *)segment;
@@ -95,7 +103,7 @@ static size_t dirty_bytes(const segment_t *segment) {
 }
 
 static void segment_unmap(segment_t *segment) {
-  os_note_committed(-(ptrdiff_t)(dirty_bytes(segment) + OS_PAGE_SIZE));
+  os_note_committed(-(ptrdiff_t)(dirty_bytes(segment) + HEADER_COMMITTED));
   segment_map_set(segment, false);
   os_unmap(segment, segment->size);
 }
@@ -104,7 +112,8 @@ static void segment_unmap(segment_t *segment) {
 static void segment_purge_all(segment_t *segment) {
   size_t bytes = dirty_bytes(segment);
   if (bytes == 0) return;
-  os_purge((uint8_t *)segment + OS_PAGE_SIZE, segment->size - OS_PAGE_SIZE);
+  size_t keep = header_os_bytes(segment);
+  os_purge((uint8_t *)segment + keep, segment->size - keep);
   os_note_committed(-(ptrdiff_t)bytes);
   for (uint16_t i = 0; i < segment->page_count; i++)
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
@@ -112,7 +121,7 @@ static void segment_purge_all(segment_t *segment) {
 }
 
 static segment_t *cache_take(segment_kind kind) {
-  pthread_mutex_lock(&cache_lock);
+  mutex_lock_profiled(&cache_lock);
   segment_t *best = NULL;
   for (segment_t *s = cache_first; s != NULL; s = s->next) {
     if (s->kind == kind) {
@@ -134,6 +143,7 @@ static segment_t *cache_take(segment_kind kind) {
 }
 
 static segment_t *segment_alloc(heap_t *heap, segment_kind kind) {
+  profile_event_note(EVENT_SEGMENT);
   segment_t *segment = cache_take(kind);
   if (segment != NULL) {
     if (segment->kind == kind) { /* same layout: keep the pages' dirty state */
@@ -161,7 +171,7 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind) {
   }
   segment = os_map_segment(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
-  os_note_committed((ptrdiff_t)OS_PAGE_SIZE);
+  os_note_committed((ptrdiff_t)HEADER_COMMITTED);
   segment_layout(segment, heap, kind);
   segment_map_set(segment, true);
   return segment;
@@ -175,7 +185,7 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   segment->freed_ms = os_clock_ms();
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay == 0) segment_purge_all(segment);
-  pthread_mutex_lock(&cache_lock);
+  mutex_lock_profiled(&cache_lock);
   bool keep = cache_count < SEGMENT_CACHE_MAX;
   if (keep) {
     segment->prev = NULL;
@@ -262,7 +272,7 @@ void segment_cache_collect(uint64_t now, bool force) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay < 0 && !force) return;
   if (force)
-    pthread_mutex_lock(&cache_lock);
+    mutex_lock_profiled(&cache_lock);
   else if (pthread_mutex_trylock(&cache_lock) != 0)
     return;
   segment_t *unmap_list = NULL;
