@@ -69,6 +69,49 @@ typedef struct brisk_memory_info {
 /* Fills *info (up to info->struct_size bytes); returns 0, or -1 on NULL. */
 BRISK_API int brisk_memory_info_get(brisk_memory_info *info);
 
+/* ---- statistics ---------------------------------------------------------
+ * Per-call counts (mallocs, frees, per size class) are kept only while a
+ * diagnostic mode is on (BRISK_STATS, BRISK_LEAKS or BRISK_CHECK in the
+ * environment); `counting` says so. The OS-level figures are always kept.
+ * BRISK_STATS_FIELDS lists every scalar field once: name, meaning. */
+#define BRISK_STATS_FIELDS(X)                                                                      \
+  X(counting, "1 when every call is counted (a diagnostic mode is on)")                            \
+  X(mallocs, "blocks allocated")                                                                   \
+  X(frees, "blocks freed")                                                                         \
+  X(remote_frees, "blocks freed by a thread other than the one that allocated them")               \
+  X(requested_bytes, "bytes asked for in blocks still live")                                       \
+  X(mapped, "bytes of address space mapped from the OS")                                           \
+  X(mapped_peak, "peak of mapped")                                                                 \
+  X(committed, "mapped bytes not purged: an upper bound on resident")                              \
+  X(committed_peak, "peak of committed")                                                           \
+  X(resident, "resident set size of the process (from the OS)")                                    \
+  X(resident_peak, "peak resident set size of the process (from the OS)")                          \
+  X(large_in_use, "bytes in live blocks mapped directly from the OS")                              \
+  X(os_maps, "mmap calls")                                                                         \
+  X(os_unmaps, "munmap calls")                                                                     \
+  X(os_purges, "madvise calls returning memory")                                                   \
+  X(os_remaps, "mremap calls (huge blocks grown without copying)")                                 \
+  X(page_refills, "slow-path refills of a thread's page for a size class")                         \
+  X(heaps_created, "thread heaps ever created")                                                    \
+  X(heaps_abandoned, "heaps of exited threads waiting for a new thread")
+
+#define BRISK_STATS_CLASSES 106 /* size classes, the last one for blocks above 512 KiB */
+
+typedef struct brisk_stats {
+  size_t struct_size; /* set by the caller to sizeof(brisk_stats) */
+#define BRISK_STATS_DECLARE_(name, meaning) unsigned long long name;
+  BRISK_STATS_FIELDS(BRISK_STATS_DECLARE_)
+#undef BRISK_STATS_DECLARE_
+  unsigned long long class_size[BRISK_STATS_CLASSES]; /* largest block of each class */
+  unsigned long long class_mallocs[BRISK_STATS_CLASSES];
+  unsigned long long class_frees[BRISK_STATS_CLASSES];
+} brisk_stats;
+
+/* Fills *stats (up to stats->struct_size bytes); returns 0, or -1 on NULL. */
+BRISK_API int brisk_stats_get(brisk_stats *stats);
+/* Writes the statistics to the file descriptor, as text or (json != 0) JSON. */
+BRISK_API void brisk_stats_print(int fd, int json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@ void *malloc_slow(size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(heap->diag)) return diag_malloc(heap, size, 0, zero);
   if (size <= LARGE_MAX) {
     void *p = page_malloc_generic(heap, size);
     if (zero && p != NULL) memset(p, 0, size);
@@ -46,7 +47,8 @@ void *brisk_realloc(void *p, size_t size) {
     return NULL;
   }
   segment_t *segment = segment_of(p);
-  if (segment->kind == SEGMENT_HUGE && size > LARGE_MAX) return huge_realloc(segment, p, size);
+  if (segment->kind == SEGMENT_HUGE && size > LARGE_MAX && !diag_counting)
+    return huge_realloc(segment, p, size);
   size_t usable = brisk_usable_size(p);
   /* Stay put when the block fits and would not waste more than half. */
   if (size <= usable && size >= usable / 2) return p;
@@ -74,12 +76,13 @@ void *aligned_malloc(size_t alignment, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
   heap_t *heap = heap_for_this_thread();
   if (unlikely(heap == NULL)) {
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(heap->diag)) return diag_malloc(heap, size, alignment, false);
+  if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
   uint8_t *block = page_malloc_generic(heap, size + alignment - 1);
   if (block == NULL) return NULL;
   uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);

@@ -12,6 +12,7 @@ void brisk_free_sized(void *p, size_t size) {
 
 size_t brisk_usable_size(const void *p) {
   if (p == NULL) return 0;
+  if (unlikely(diag_counting)) return diag_usable_size(p);
   segment_t *segment = segment_of(p);
   if (segment->kind == SEGMENT_HUGE) return huge_usable_size(segment, p);
   page_t *page = page_of(segment, p);

@@ -13,12 +13,14 @@ _Thread_local heap_t *tl_heap __attribute__((tls_model("initial-exec"))) = &heap
 
 static pthread_mutex_t heaps_mutex = PTHREAD_MUTEX_INITIALIZER;
 static heap_t *abandoned_first;
+static heap_t *created_first;
+static uint64_t heaps_created, heaps_abandoned;
 /* Heaps are carved from chunks of reserved memory. */
 static uint8_t *chunk_next, *chunk_end;
 #define HEAP_CHUNK (256 * KiB)
 
 void heaps_lock(void) {
-  pthread_mutex_lock(&heaps_mutex);
+  mutex_lock_profiled(&heaps_mutex);
 }
 void heaps_unlock(void) {
   pthread_mutex_unlock(&heaps_mutex);
@@ -37,6 +39,10 @@ static heap_t *heap_new_locked(void) {
   memset(heap, 0, sizeof *heap);
   for (unsigned slot = 0; slot < DIRECT_SLOTS; slot++)
     heap->direct[slot] = &page_empty;
+  heap->diag = diag_counting;
+  heap->next_created = created_first;
+  created_first = heap;
+  heaps_created++;
   return heap;
 }
 
@@ -52,10 +58,12 @@ heap_t *heap_for_this_thread(void) {
   process_init();
   heaps_lock();
   heap = abandoned_first;
-  if (heap != NULL)
+  if (heap != NULL) {
     abandoned_first = heap->next_abandoned;
-  else
+    heaps_abandoned--;
+  } else {
     heap = heap_new_locked();
+  }
   heaps_unlock();
   if (heap == NULL) return NULL;
   heap->in_use = true;
@@ -94,6 +102,7 @@ void heap_thread_exit(void *arg) {
   heap->in_use = false;
   heap->next_abandoned = abandoned_first;
   abandoned_first = heap;
+  heaps_abandoned++;
   heaps_unlock();
 }
 
@@ -110,5 +119,19 @@ void heaps_collect_abandoned(bool force) {
     page_collect_heap(heap, now, true);
     segment_purge_expired(heap, now, force);
   }
+  heaps_unlock();
+}
+
+void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg) {
+  heaps_lock();
+  for (heap_t *heap = created_first; heap != NULL; heap = heap->next_created)
+    visit(heap, arg);
+  heaps_unlock();
+}
+
+void heaps_count(uint64_t *created, uint64_t *abandoned) {
+  heaps_lock();
+  *created = heaps_created;
+  *abandoned = heaps_abandoned;
   heaps_unlock();
 }

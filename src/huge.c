@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define HUGE_CACHE_MAX 8
+#define HUGE_CACHE_MAX 16
 #define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
 
 static pthread_mutex_t huge_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -15,7 +15,7 @@ static segment_t *cache_first;
 static size_t cache_count;
 
 void huge_cache_lock(void) {
-  pthread_mutex_lock(&huge_lock);
+  mutex_lock_profiled(&huge_lock);
 }
 void huge_cache_unlock(void) {
   pthread_mutex_unlock(&huge_lock);
@@ -30,6 +30,16 @@ static size_t huge_offset(size_t alignment) {
   return align_up(header, alignment > 128 ? alignment : 128);
 }
 
+/* Spans are rounded to eight steps per doubling, like the size classes, so a
+ * freed span fits the next request of about the same size. The rounding is
+ * address space only: pages past the block are never touched. */
+static size_t huge_span(size_t offset, size_t size) {
+  size_t total = offset + size;
+  size_t step = ((size_t)1 << (63 - __builtin_clzll(total))) / 8;
+  if (step < OS_PAGE_SIZE) step = OS_PAGE_SIZE;
+  return align_up(total, step);
+}
+
 static void huge_unmap(segment_t *segment) {
   os_note_committed(-(ptrdiff_t)segment->size);
   segment_map_set(segment, false);
@@ -38,9 +48,9 @@ static void huge_unmap(segment_t *segment) {
 
 static segment_t *cache_take(size_t total) {
   segment_t *found = NULL;
-  pthread_mutex_lock(&huge_lock);
+  mutex_lock_profiled(&huge_lock);
   for (segment_t *s = cache_first; s != NULL; s = s->next) {
-    if (s->size >= total && s->size - total <= total / 2) {
+    if (s->size >= total && s->size - total <= total / 4) {
       found = s;
       break;
     }
@@ -63,7 +73,7 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
     return NULL;
   }
   size_t offset = huge_offset(alignment);
-  size_t total = align_up(offset + size, OS_PAGE_SIZE);
+  size_t total = huge_span(offset, size);
   segment_t *segment = NULL;
   if (offset == huge_offset(0)) segment = cache_take(total);
   if (segment != NULL) {
@@ -101,7 +111,7 @@ void huge_free(segment_t *segment) {
   segment_t *evicted = NULL;
   if (cacheable) {
     segment->freed_ms = os_clock_ms();
-    pthread_mutex_lock(&huge_lock);
+    mutex_lock_profiled(&huge_lock);
     if (cache_count == HUGE_CACHE_MAX) { /* drop the oldest: the list's tail */
       evicted = cache_first;
       while (evicted->next != NULL)
@@ -180,7 +190,7 @@ void huge_cache_collect(uint64_t now, bool force) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay < 0 && !force) return;
   if (force)
-    pthread_mutex_lock(&huge_lock);
+    mutex_lock_profiled(&huge_lock);
   else if (pthread_mutex_trylock(&huge_lock) != 0)
     return;
   segment_t *expired = NULL;

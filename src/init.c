@@ -24,6 +24,7 @@ static void fork_release(void) {
 
 static void process_init_once(void) {
   options_init();
+  diag_init();
   pthread_key_create(&thread_exit_key, heap_thread_exit);
   pthread_atfork(fork_prepare, fork_release, fork_release);
 }
@@ -33,8 +34,18 @@ void process_init(void) {
 }
 
 /* Read the options before main, while the environment is certainly intact. */
+/* Stack traces are warmed up here, not in process_init: the unwinder's first
+ * use loads libgcc_s, which allocates, which must find brisk initialised. */
 __attribute__((constructor)) static void brisk_load(void) {
   process_init();
+  if (diag_counting || profile_on) sites_warm_up();
+}
+
+/* Reports of the diagnostic modes, after the program's own destructors. */
+__attribute__((destructor)) static void brisk_unload(void) {
+  if (option_get(OPTION_PROFILE)) profile_report();
+  if (option_get(OPTION_STATS)) stats_report_at_exit();
+  if (option_get(OPTION_LEAKS)) leaks_report();
 }
 
 const char *brisk_version(void) {

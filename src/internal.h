@@ -75,6 +75,11 @@ INTERNAL void os_note_large_in_use(ptrdiff_t delta);
 /* ---- options.c -------------------------------------------------------------- */
 typedef enum option_id {
   OPTION_PURGE_DELAY, /* ms before free memory goes back to the OS; <0: never */
+  OPTION_STATS,
+  OPTION_LEAKS,
+  OPTION_PROFILE,
+  OPTION_PROFILE_RATE,
+  OPTION_CHECK,
   OPTION_COUNT
 } option_id;
 INTERNAL long option_get(option_id id);
@@ -83,6 +88,8 @@ INTERNAL void options_init(void);
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
 INTERNAL bool segment_map_contains(const segment_t *segment);
+/* Calls visit for every mapped segment (a diagnostic walk; not synchronised). */
+INTERNAL void segment_map_visit(void (*visit)(segment_t *segment, void *arg), void *arg);
 
 /* ---- segment.c: segments and the pages inside them ------------------------- */
 INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind);
@@ -114,6 +121,9 @@ INTERNAL void heap_thread_exit(void *heap);
 INTERNAL void heaps_collect_abandoned(bool force);
 INTERNAL void heaps_lock(void);
 INTERNAL void heaps_unlock(void);
+/* Calls visit for every heap ever created (live or abandoned), under the lock. */
+INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
+INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 
 /* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------- */
 INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
@@ -128,6 +138,83 @@ INTERNAL void huge_cache_unlock(void);
 INTERNAL void *malloc_slow(size_t size, bool zero);
 INTERNAL void *aligned_malloc(size_t alignment, size_t size);
 INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
+
+/* ---- diag.c: diagnostic modes, entered only from slow paths ------------------------ */
+/* diag_counting: every call is counted, so heaps keep their fast paths empty
+ * and every malloc and free comes through diag_malloc / diag_free. */
+INTERNAL extern bool diag_counting;
+/* The last bytes of every block while diag_counting is on. */
+typedef struct diag_trailer_s {
+  uint64_t requested; /* bytes asked for */
+  uintptr_t user;     /* the pointer handed out (aligned blocks: inside the block) */
+  uint32_t site;      /* allocation call site, 0 when unknown */
+  uint32_t state;     /* DIAG_LIVE or DIAG_FREED */
+} diag_trailer_t;
+#define DIAG_LIVE 0x4556494cu  /* "LIVE" */
+#define DIAG_FREED 0x45455246u /* "FREE" */
+
+INTERNAL extern bool diag_check;
+INTERNAL void diag_init(void);
+INTERNAL void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero);
+INTERNAL void diag_free(segment_t *segment, page_t *page, void *p);
+INTERNAL size_t diag_usable_size(const void *p);
+INTERNAL void free_block(segment_t *segment, page_t *page, void *p);
+#define counter_add(c, n)                                                                          \
+  __atomic_store_n(&(c), __atomic_load_n(&(c), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
+#define counter_get(c) __atomic_load_n(&(c), __ATOMIC_RELAXED)
+
+/* ---- sites.c: stack traces grouped by call site ---------------------------------- */
+#define SITE_FRAMES 16
+INTERNAL uint32_t site_capture(unsigned skip);
+INTERNAL void site_note(uint32_t site, uint64_t count, uint64_t bytes);
+INTERNAL void site_print_trace(int fd, uint32_t site, const char *indent);
+INTERNAL void site_print_current(int fd, const char *indent);
+INTERNAL void sites_warm_up(void);
+/* Whether a code address lies in brisk (the library, or its entry points when
+ * brisk is linked into the program). */
+INTERNAL bool sites_code_is_brisk(uintptr_t pc);
+INTERNAL void sites_find_own_code(void);
+INTERNAL extern _Thread_local bool tl_in_diag;
+INTERNAL uint32_t site_capture_kind(unsigned skip, int kind);
+/* Sites with a count, largest first: profile events (events) or allocation
+ * sites (!events), ranked by bytes or by count. */
+INTERNAL size_t sites_sorted(uint32_t *ids, size_t max, bool by_bytes, bool events);
+INTERNAL void sites_reset_counts(void);
+INTERNAL uint64_t site_count(uint32_t site);
+INTERNAL uint64_t site_bytes(uint32_t site);
+INTERNAL int site_kind(uint32_t site);
+
+INTERNAL void fd_printf(int fd, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- profile.c: sampled slow-path events ------------------------------------------- */
+typedef enum profile_event {
+  EVENT_REFILL,      /* a thread's page for a size class ran dry */
+  EVENT_SEGMENT,     /* a heap needed a new segment from the process cache or the OS */
+  EVENT_REMOTE_FREE, /* a block freed by a thread other than its owner */
+  EVENT_LOCK_WAIT,   /* a thread waited on one of brisk's few locks */
+  EVENT_OS_CALL,     /* mmap, munmap, madvise or mremap */
+  EVENT_KIND_COUNT
+} profile_event;
+INTERNAL extern bool profile_on;
+INTERNAL void profile_event_slow(profile_event kind);
+static inline void profile_event_note(profile_event kind) {
+  if (unlikely(profile_on)) profile_event_slow(kind);
+}
+INTERNAL void profile_report(void);
+
+/* ---- leaks.c ------------------------------------------------------------------------ */
+INTERNAL void leaks_report(void);
+
+/* ---- stats.c ------------------------------------------------------------------------ */
+INTERNAL void stats_report_at_exit(void);
+INTERNAL void os_counters(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps);
+
+/* A mutex whose waits show in the profile. */
+static inline void mutex_lock_profiled(pthread_mutex_t *mutex) {
+  if (pthread_mutex_trylock(mutex) == 0) return;
+  profile_event_note(EVENT_LOCK_WAIT);
+  pthread_mutex_lock(mutex);
+}
 
 /* ---- init.c --------------------------------------------------------------------- */
 INTERNAL void process_init(void);

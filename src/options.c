@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct option_desc {
   const char *name;
@@ -15,12 +16,22 @@ static const option_desc option_table[OPTION_COUNT] = {
     [OPTION_PURGE_DELAY] = {"purge_delay", 10,
                             "ms a free page stays resident before it goes back to the OS; "
                             "0 = at once, negative = never"},
+    [OPTION_STATS] = {"stats", 0, "print statistics at exit: 1 = text, json = JSON"},
+    [OPTION_LEAKS] = {"leaks", 0, "1 = report blocks still allocated at exit, by call site"},
+    [OPTION_PROFILE] = {"profile", 0,
+                        "1 = sample slow-path events by call site into "
+                        "<program>.brisk-profile.txt (or BRISK_PROFILE_FILE)"},
+    [OPTION_PROFILE_RATE] = {"profile_rate", 64, "sample one in this many slow-path events"},
+    [OPTION_CHECK] = {"check", 0,
+                      "1 = checked mode: report double, invalid and interior frees and "
+                      "overruns with stack traces, then exit with status 86"},
 };
 
 static long option_value[OPTION_COUNT];
 static _Atomic(int) xoptions_ready;
 
 static long parse_long(const char *text, long fallback) {
+  if (strcmp(text, "json") == 0) return 2; /* BRISK_STATS=json */
   char *end;
   long v = strtol(text, &end, 10);
   return (end == text) ? fallback : v;

@@ -16,6 +16,24 @@
 #endif
 
 static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarge_in_use;
+static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
+
+void os_counters(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps) {
+  *maps = atomic_load_relaxed(&xmaps);
+  *unmaps = atomic_load_relaxed(&xunmaps);
+  *purges = atomic_load_relaxed(&xpurges);
+  *remaps = atomic_load_relaxed(&xremaps);
+}
+
+static void note_call(_Atomic(uint64_t) *counter) {
+  atomic_add_relaxed(counter, 1);
+  profile_event_note(EVENT_OS_CALL);
+}
+
+static int unmap_raw(void *p, size_t size) {
+  note_call(&xunmaps);
+  return munmap(p, size);
+}
 
 static void raise_peak(_Atomic(size_t) *peak, size_t value) {
   size_t seen = atomic_load_relaxed(peak);
@@ -39,6 +57,7 @@ void os_note_large_in_use(ptrdiff_t delta) {
 }
 
 static void *map_raw(void *hint, size_t size, int extra_flags) {
+  note_call(&xmaps);
   void *p = mmap(hint, size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags, -1, 0);
   if (p == MAP_FAILED) {
@@ -58,11 +77,11 @@ void *os_reserve(size_t size) {
   return map_raw(NULL, size, 0);
 }
 void os_release(void *p, size_t size) {
-  munmap(p, size);
+  unmap_raw(p, size);
 }
 
 void os_unmap(void *p, size_t size) {
-  if (munmap(p, size) == 0) note_mapped(-(ptrdiff_t)size);
+  if (unmap_raw(p, size) == 0) note_mapped(-(ptrdiff_t)size);
 }
 
 /* The kernel hands out addresses top-down; asking just below the last
@@ -81,7 +100,7 @@ void *os_map_segment(size_t size, size_t alignment, size_t offset) {
         note_mapped((ptrdiff_t)size);
         return p;
       }
-      if (p != NULL) munmap(p, size);
+      if (p != NULL) unmap_raw(p, size);
     }
   }
   /* Over-map and trim both ends. */
@@ -93,14 +112,15 @@ void *os_map_segment(size_t size, size_t alignment, size_t offset) {
   if (base < (uintptr_t)raw) base += alignment;
   size_t head = base - (uintptr_t)raw;
   size_t tail = over - head - size;
-  if (head != 0) munmap(raw, head);
-  if (tail != 0) munmap((uint8_t *)base + size, tail);
+  if (head != 0) unmap_raw(raw, head);
+  if (tail != 0) unmap_raw((uint8_t *)base + size, tail);
   atomic_store_relaxed(&xnext_hint, base);
   note_mapped((ptrdiff_t)size);
   return (void *)base;
 }
 
 void os_purge(void *p, size_t size) {
+  note_call(&xpurges);
   madvise(p, size, MADV_DONTNEED);
 }
 
@@ -110,7 +130,7 @@ bool os_extend_in_place(void *p, size_t old_size, size_t new_size) {
   void *got = map_raw(want, extra, MAP_FIXED_NOREPLACE);
   if (got == NULL) return false;
   if (got != want) { /* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
-    munmap(got, extra);
+    unmap_raw(got, extra);
     return false;
   }
   note_mapped((ptrdiff_t)extra);
@@ -120,6 +140,7 @@ bool os_extend_in_place(void *p, size_t old_size, size_t new_size) {
 void *os_move_grow(void *p, size_t old_size, size_t new_size) {
   void *target = os_map_segment(new_size, SEGMENT_SIZE, 0);
   if (target == NULL) return NULL;
+  note_call(&xremaps);
   void *moved = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
   if (moved == MAP_FAILED) {
     os_unmap(target, new_size);

@@ -56,6 +56,7 @@ static void queue_remove(page_queue_t *queue, page_t *page) {
 }
 
 void page_queue_update_direct(heap_t *heap, unsigned size_class) {
+  if (heap->diag) return; /* its fast path stays empty */
   unsigned first, last;
   size_class_direct_slots(size_class, &first, &last);
   page_t *page = heap->queues[size_class].first;
@@ -65,7 +66,7 @@ void page_queue_update_direct(heap_t *heap, unsigned size_class) {
 }
 
 static void page_restore_owner_tag(heap_t *heap, page_t *page) {
-  bool plain = !(flags_of(page) & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
+  bool plain = !heap->diag && !(flags_of(page) & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
   atomic_store_relaxed(&page->xowner_tag, plain ? heap : NULL);
 }
 
@@ -128,7 +129,7 @@ static page_t *page_fresh(heap_t *heap, unsigned size_class) {
   page->local_free = NULL;
   atomic_store_relaxed(&page->xthread_free, 0);
   flags_set(page, PAGE_IN_USE);
-  atomic_store_relaxed(&page->xowner_tag, heap);
+  atomic_store_relaxed(&page->xowner_tag, heap->diag ? NULL : heap);
   page_extend(page);
   queue_push_front(&heap->queues[size_class], page);
   page_queue_update_direct(heap, size_class);
@@ -182,6 +183,8 @@ void page_retire(heap_t *heap, page_t *page) {
 }
 
 static NOINLINE page_t *page_find_free(heap_t *heap, unsigned size_class) {
+  heap->counters.page_refills++;
+  profile_event_note(EVENT_REFILL);
   if ((++heap->slow_calls & 15) == 0 && os_clock_ms() >= heap->next_housekeeping_ms)
     heap_housekeeping(heap, false);
   page_queue_t *queue = &heap->queues[size_class];
@@ -253,6 +256,13 @@ void page_collect_heap(heap_t *heap, uint64_t now, bool force) {
 }
 
 void free_slow(segment_t *segment, page_t *page, void *p) {
+  if (unlikely(diag_counting))
+    diag_free(segment, page, p);
+  else
+    free_block(segment, page, p);
+}
+
+void free_block(segment_t *segment, page_t *page, void *p) {
   if (segment->kind == SEGMENT_HUGE) {
     huge_free(segment);
     return;
@@ -266,6 +276,7 @@ void free_slow(segment_t *segment, page_t *page, void *p) {
   }
   /* Remote free: one CAS, unless the owner parked the page and wants to hear
    * of it; then this block travels through the heap's delayed list instead. */
+  profile_event_note(EVENT_REMOTE_FREE);
   uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
   for (;;) {
     if (unlikely(seen & XFREE_NOTIFY)) {

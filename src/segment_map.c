@@ -35,3 +35,14 @@ bool segment_map_contains(const segment_t *segment) {
   _Atomic(uint8_t) *units = units_get(false);
   return units != NULL && atomic_load_acquire(&units[unit]) != 0;
 }
+
+void segment_map_visit(void (*visit)(segment_t *segment, void *arg), void *arg) {
+  _Atomic(uint8_t) *units = units_get(false);
+  if (units == NULL) return;
+  const uint64_t *words = (const uint64_t *)units; /* skip empty stretches 8 units at a time */
+  for (size_t w = 0; w < UNIT_COUNT / 8; w++) {
+    if (words[w] == 0) continue;
+    for (size_t unit = w * 8; unit < w * 8 + 8; unit++)
+      if (atomic_load_acquire(&units[unit]) != 0) visit((segment_t *)(unit << SEGMENT_SHIFT), arg);
+  }
+}

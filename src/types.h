@@ -146,6 +146,16 @@ typedef struct segment_list_s {
   segment_t *first;
 } segment_list_t;
 
+/* Per-heap counts: written only by the heap's thread, read by anyone with
+ * relaxed loads. The per-call ones move only in a diagnostic mode. */
+typedef struct heap_counters_s {
+  uint64_t mallocs[CLASS_COUNT + 1]; /* the last slot: huge blocks */
+  uint64_t frees[CLASS_COUNT + 1];
+  uint64_t remote_frees;
+  int64_t requested_bytes; /* malloc'd minus freed through this heap */
+  uint64_t page_refills;
+} heap_counters_t;
+
 /* A thread's allocator. direct[] is the whole malloc fast path: for each
  * 8-byte size step up to DIRECT_MAX, the page to allocate from. */
 typedef struct heap_s {
@@ -158,7 +168,10 @@ typedef struct heap_s {
   uint64_t slow_calls;
   uint64_t next_housekeeping_ms;
   struct heap_s *next_abandoned;
+  struct heap_s *next_created; /* every heap, for statistics and leak reports */
   bool in_use;
+  bool diag; /* fast paths kept empty: every call reaches diag_malloc/diag_free */
+  heap_counters_t counters;
 } heap_t;
 
 #endif /* BRISK_TYPES_H */

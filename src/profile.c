@@ -1,0 +1,83 @@
+/* BRISK_PROFILE: where do threads leave their fast paths? One event in
+ * BRISK_PROFILE_RATE of each kind (per thread) is traced to its call site;
+ * at exit the sites that cost most are written with their stack traces,
+ * the answer FastMM's LogLockContention gave, without a rebuild. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool profile_on;
+
+static const char *const event_name[EVENT_KIND_COUNT] = {
+    [EVENT_REFILL] = "refill (thread's page for a size class ran dry)",
+    [EVENT_SEGMENT] = "segment (heap went to the process-wide level for memory)",
+    [EVENT_REMOTE_FREE] = "remote free (block freed by another thread than its owner)",
+    [EVENT_LOCK_WAIT] = "lock wait (thread waited on a brisk lock)",
+    [EVENT_OS_CALL] = "os call (mmap, munmap, madvise or mremap)",
+};
+
+static _Thread_local uint32_t tl_countdown[EVENT_KIND_COUNT];
+static _Atomic(uint64_t) xevents[EVENT_KIND_COUNT];
+
+void profile_event_slow(profile_event kind) {
+  atomic_add_relaxed(&xevents[kind], 1);
+  if (tl_in_diag) return;
+  if (tl_countdown[kind] > 1) {
+    tl_countdown[kind]--;
+    return;
+  }
+  long rate = option_get(OPTION_PROFILE_RATE);
+  tl_countdown[kind] = rate > 0 ? (uint32_t)rate : 1;
+  uint32_t site = site_capture_kind(1, (int)kind);
+  site_note(site, tl_countdown[kind], 0);
+}
+
+static int open_report(char *path, size_t size) {
+  const char *chosen = getenv("BRISK_PROFILE_FILE");
+  if (chosen != NULL && chosen[0] != 0) {
+    snprintf(path, size, "%s", chosen);
+  } else {
+    extern char *program_invocation_short_name;
+    snprintf(path, size, "%s.brisk-profile.txt", program_invocation_short_name);
+  }
+  return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+#define TOP_SITES 10
+
+void profile_report(void) {
+  tl_in_diag = true;
+  char path[512];
+  int fd = open_report(path, sizeof path);
+  if (fd < 0) {
+    fd_printf(2, "brisk: cannot write the profile to %s: %s\n", path, strerror(errno));
+    return;
+  }
+  extern char *program_invocation_name;
+  fd_printf(fd, "brisk profile of %s (pid %d): one event in %ld traced\n\n",
+            program_invocation_name, (int)getpid(), option_get(OPTION_PROFILE_RATE));
+  fd_printf(fd, "events by kind:\n");
+  for (int kind = 0; kind < EVENT_KIND_COUNT; kind++)
+    fd_printf(fd, "  %12llu  %s\n", (unsigned long long)atomic_load_relaxed(&xevents[kind]),
+              event_name[kind]);
+  uint32_t top[TOP_SITES];
+  size_t count = sites_sorted(top, TOP_SITES, false, true);
+  uint64_t traced = 0;
+  for (int kind = 0; kind < EVENT_KIND_COUNT; kind++)
+    traced += atomic_load_relaxed(&xevents[kind]);
+  fd_printf(fd, "\ntop %zu call sites by estimated events:\n", count);
+  for (size_t i = 0; i < count; i++) {
+    uint64_t events = site_count(top[i]);
+    fd_printf(fd, "\n#%zu  %llu events (%.1f%%)  %s\n", i + 1, (unsigned long long)events,
+              traced ? 100.0 * (double)events / (double)traced : 0.0,
+              event_name[site_kind(top[i])]);
+    site_print_trace(fd, top[i], "    ");
+  }
+  close(fd);
+  fd_printf(2, "brisk: profile written to %s\n", path);
+}
