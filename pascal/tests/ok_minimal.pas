@@ -1,0 +1,17 @@
+{ Helper for test_errors: the adoption line as documented. Also built with
+  -gh (heaptrc), where BriskMM must refuse to start, and with -dBRISK_SHARED. }
+program ok_minimal;
+
+{$mode objfpc}{$H+}
+
+uses
+  BriskMM, cthreads, Classes, SysUtils;
+
+var
+  List: TStringList;
+begin
+  List := TStringList.Create;
+  List.Add('brisk ' + BriskVersion);
+  Writeln(List[0]);
+  List.Free;
+end.
