@@ -95,7 +95,7 @@ BRISK_API int brisk_memory_info_get(brisk_memory_info *info);
   X(heaps_created, "thread heaps ever created")                                                    \
   X(heaps_abandoned, "heaps of exited threads waiting for a new thread")
 
-#define BRISK_STATS_CLASSES 106 /* size classes, the last one for blocks above 512 KiB */
+#define BRISK_STATS_CLASSES 105 /* size classes, the last one for blocks above 512 KiB */
 
 typedef struct brisk_stats {
   size_t struct_size; /* set by the caller to sizeof(brisk_stats) */

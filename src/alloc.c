@@ -70,8 +70,7 @@ void *brisk_reallocarray(void *p, size_t count, size_t size) {
 
 /* alignment: a power of two. */
 void *aligned_malloc(size_t alignment, size_t size) {
-  if (alignment <= 8) return fast_malloc(size);
-  if (alignment <= ALIGNMENT_MIN) return fast_malloc(size < ALIGNMENT_MIN ? ALIGNMENT_MIN : size);
+  if (alignment <= ALIGNMENT_MIN) return fast_malloc(size); /* every block is 16-aligned */
   if (unlikely(size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2)) {
     errno = ENOMEM;
     return NULL;

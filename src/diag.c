@@ -14,6 +14,7 @@
 #include <ucontext.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 bool diag_counting;
@@ -203,7 +204,7 @@ void diag_free(segment_t *segment, page_t *page, void *p) {
   trailer->state = DIAG_FREED;
   /* Poison what the program may still read through a dangling pointer. */
   if (diag_check && segment->kind != SEGMENT_HUGE) memset(p, FREED_FILL, requested);
-  if (segment->kind == SEGMENT_HUGE) atomic_store_relaxed(&page->xflags, 0);
+
   free_block(segment, page, p);
 }
 
@@ -212,4 +213,15 @@ size_t diag_usable_size(const void *p) {
     return checked_block(p, "usable-size query (or realloc) of an invalid pointer")->requested;
   segment_t *segment = segment_of(p);
   return trailer_of(segment, page_of(segment, p), p)->requested;
+}
+
+uintptr_t free_secret = 0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
+
+void double_free_detected(const void *p) {
+  tl_in_diag = true;
+  fd_printf(2, "brisk: error: double free of pointer %p (the block is already free)\n", p);
+  fd_printf(2, "brisk:   at:\n");
+  site_print_current(2, "brisk:     ");
+  fd_printf(2, "brisk:   run with BRISK_CHECK=1 to see where the block was allocated\n");
+  abort();
 }

@@ -13,6 +13,7 @@ static inline void *fast_malloc(size_t size) {
     if (likely(block != NULL)) {
       page->free = block->next;
       page->used++;
+      block->cookie = 0;
       return block;
     }
   }
@@ -29,6 +30,8 @@ static inline void fast_free(void *p) {
   heap_t *heap = tl_heap;
   if (likely(atomic_load_relaxed(&page->xowner_tag) == heap)) {
     block_t *block = (block_t *)p;
+    if (unlikely(block->cookie == free_cookie(block))) double_free_detected(p);
+    block->cookie = free_cookie(block);
     block->next = page->local_free;
     page->local_free = block;
     if (unlikely(--page->used == 0)) page_retire(heap, page);

@@ -104,6 +104,9 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
 }
 
 void huge_free(segment_t *segment) {
+  page_t *page = &segment->pages[0];
+  if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE)) double_free_detected(page->area);
+  atomic_store_relaxed(&page->xflags, 0); /* a second free of it is caught above */
   os_note_large_in_use(-(ptrdiff_t)segment->huge_block);
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
                    segment->pages[0].area == (uint8_t *)segment + huge_offset(0) &&

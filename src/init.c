@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <string.h>
+#include <sys/auxv.h>
 
 pthread_key_t thread_exit_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -23,6 +24,9 @@ static void fork_release(void) {
 }
 
 static void process_init_once(void) {
+  const uint8_t *random_bytes = (const uint8_t *)getauxval(AT_RANDOM);
+  if (random_bytes != NULL) memcpy(&free_secret, random_bytes, sizeof free_secret);
+  free_secret |= 1; /* a cookie never equals the (even) address of a block */
   options_init();
   diag_init();
   pthread_key_create(&thread_exit_key, heap_thread_exit);

@@ -39,14 +39,22 @@ static inline page_t *page_of(segment_t *segment, const void *p) {
   return &segment->pages[((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift];
 }
 
+/* ---- free-block cookie (see block_t) ------------------------------------- */
+INTERNAL extern uintptr_t free_secret;
+static inline uintptr_t free_cookie(const block_t *block) {
+  return (uintptr_t)block ^ free_secret;
+}
+/* A second free of a block: report it with a stack trace, then abort. */
+INTERNAL void double_free_detected(const void *p) __attribute__((noreturn));
+
 /* ---- size_class.c --------------------------------------------------------- */
 INTERNAL extern const uint32_t class_size[CLASS_COUNT];
 static inline unsigned size_class_of(size_t size) {
-  if (size <= 8) return 0;
-  if (size <= 128) return (unsigned)((size + 15) >> 4);
+  if (size <= 16) return 0;
+  if (size <= 128) return (unsigned)((size + 15) >> 4) - 1;
   size_t s = size - 1;
   unsigned top = 63u - (unsigned)__builtin_clzll(s); /* >= 7 */
-  return 9 + (top - 7) * 8 + (unsigned)((s >> (top - 3)) & 7);
+  return 8 + (top - 7) * 8 + (unsigned)((s >> (top - 3)) & 7);
 }
 INTERNAL segment_kind size_class_kind(unsigned size_class);
 /* direct[] slots [first, last] that map to this class (empty when first > last). */

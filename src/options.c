@@ -21,7 +21,9 @@ static const option_desc option_table[OPTION_COUNT] = {
     [OPTION_PROFILE] = {"profile", 0,
                         "1 = sample slow-path events by call site into "
                         "<program>.brisk-profile.txt (or BRISK_PROFILE_FILE)"},
-    [OPTION_PROFILE_RATE] = {"profile_rate", 64, "sample one in this many slow-path events"},
+    [OPTION_PROFILE_RATE] = {"profile_rate", 64,
+                             "trace one in this many refills and remote frees (each OS call "
+                             "and lock wait is traced)"},
     [OPTION_CHECK] = {"check", 0,
                       "1 = checked mode: report double, invalid and interior frees and "
                       "overruns with stack traces, then exit with status 86"},

@@ -222,6 +222,7 @@ void *page_malloc_generic(heap_t *heap, size_t size) {
   block_t *block = page->free;
   page->free = block->next;
   page->used++;
+  block->cookie = 0;
   return block;
 }
 
@@ -269,6 +270,8 @@ void free_block(segment_t *segment, page_t *page, void *p) {
   }
   block_t *block = (block_t *)p;
   if (flags_of(page) & PAGE_HAS_ALIGNED) block = (block_t *)page_block_start(page, p);
+  if (unlikely(block->cookie == free_cookie(block))) double_free_detected(p);
+  block->cookie = free_cookie(block);
   heap_t *owner = segment->owner;
   if (owner == tl_heap) {
     page_free_local(owner, page, block);

@@ -21,20 +21,22 @@ static const char *const event_name[EVENT_KIND_COUNT] = {
     [EVENT_OS_CALL] = "os call (mmap, munmap, madvise or mremap)",
 };
 
-static _Thread_local uint32_t tl_countdown[EVENT_KIND_COUNT];
-static _Atomic(uint64_t) xevents[EVENT_KIND_COUNT];
+/* Events are counted per thread and only samples reach shared memory, so
+ * profiling adds no contended cache line to the paths it watches. */
+static _Thread_local uint32_t tl_unsampled[EVENT_KIND_COUNT];
 
+/* Refills and remote frees can come millions a second: one in
+ * BRISK_PROFILE_RATE is traced, standing for the events since the last.
+ * The other kinds already cost a system call or a wait, so each is traced. */
 void profile_event_slow(profile_event kind) {
-  atomic_add_relaxed(&xevents[kind], 1);
   if (tl_in_diag) return;
-  if (tl_countdown[kind] > 1) {
-    tl_countdown[kind]--;
-    return;
+  uint32_t weight = ++tl_unsampled[kind];
+  if (kind == EVENT_REFILL || kind == EVENT_REMOTE_FREE) {
+    long rate = option_get(OPTION_PROFILE_RATE);
+    if (rate > 1 && weight < (uint32_t)rate) return;
   }
-  long rate = option_get(OPTION_PROFILE_RATE);
-  tl_countdown[kind] = rate > 0 ? (uint32_t)rate : 1;
-  uint32_t site = site_capture_kind(1, (int)kind);
-  site_note(site, tl_countdown[kind], 0);
+  tl_unsampled[kind] = 0;
+  site_note(site_capture_kind(1, (int)kind), weight, 0);
 }
 
 static int open_report(char *path, size_t size) {
@@ -49,6 +51,7 @@ static int open_report(char *path, size_t size) {
 }
 
 #define TOP_SITES 10
+#define SITES_LISTED 4096
 
 void profile_report(void) {
   tl_in_diag = true;
@@ -61,15 +64,18 @@ void profile_report(void) {
   extern char *program_invocation_name;
   fd_printf(fd, "brisk profile of %s (pid %d): one event in %ld traced\n\n",
             program_invocation_name, (int)getpid(), option_get(OPTION_PROFILE_RATE));
-  fd_printf(fd, "events by kind:\n");
+  uint32_t all[SITES_LISTED];
+  size_t listed = sites_sorted(all, SITES_LISTED, false, true);
+  uint64_t by_kind[EVENT_KIND_COUNT] = {0}, traced = 0;
+  for (size_t i = 0; i < listed; i++) {
+    by_kind[site_kind(all[i])] += site_count(all[i]);
+    traced += site_count(all[i]);
+  }
+  fd_printf(fd, "events by kind (estimated from the samples):\n");
   for (int kind = 0; kind < EVENT_KIND_COUNT; kind++)
-    fd_printf(fd, "  %12llu  %s\n", (unsigned long long)atomic_load_relaxed(&xevents[kind]),
-              event_name[kind]);
-  uint32_t top[TOP_SITES];
-  size_t count = sites_sorted(top, TOP_SITES, false, true);
-  uint64_t traced = 0;
-  for (int kind = 0; kind < EVENT_KIND_COUNT; kind++)
-    traced += atomic_load_relaxed(&xevents[kind]);
+    fd_printf(fd, "  %12llu  %s\n", (unsigned long long)by_kind[kind], event_name[kind]);
+  uint32_t *top = all;
+  size_t count = listed < TOP_SITES ? listed : TOP_SITES;
   fd_printf(fd, "\ntop %zu call sites by estimated events:\n", count);
   for (size_t i = 0; i < count; i++) {
     uint64_t events = site_count(top[i]);

@@ -1,4 +1,4 @@
-/* Size classes: 8, multiples of 16 up to 128, then eight classes per doubling
+/* Size classes: multiples of 16 up to 128, then eight classes per doubling
  * (steps of 1/8 of the power of two below), so above 128 bytes a block
  * wastes at most 12.5% of its size. Every class from 16 up is a multiple of
  * 16, which gives 16-byte alignment to every block of 16 bytes or more. */
@@ -8,8 +8,7 @@
   (p) + (p) / 8, (p) + 2 * (p) / 8, (p) + 3 * (p) / 8, (p) + 4 * (p) / 8, (p) + 5 * (p) / 8,       \
       (p) + 6 * (p) / 8, (p) + 7 * (p) / 8, 2 * (p)
 
-const uint32_t class_size[CLASS_COUNT] = {8,
-                                          16,
+const uint32_t class_size[CLASS_COUNT] = {16,
                                           32,
                                           48,
                                           64,
@@ -30,7 +29,7 @@ const uint32_t class_size[CLASS_COUNT] = {8,
                                           DOUBLING(131072u),
                                           DOUBLING(262144u)};
 
-_Static_assert(CLASS_COUNT == 9 + 12 * 8, "class table covers 128 B .. 512 KiB");
+_Static_assert(CLASS_COUNT == 8 + 12 * 8, "class table covers 16 B .. 512 KiB");
 
 segment_kind size_class_kind(unsigned size_class) {
   uint32_t size = class_size[size_class];

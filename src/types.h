@@ -58,10 +58,10 @@
 #define DIRECT_MAX 1024
 #define DIRECT_SLOTS (DIRECT_MAX / 8 + 1)
 
-/* Size classes: 8, then multiples of 16 up to 128, then 8 classes per
- * doubling up to LARGE_MAX, so above 128 bytes no class wastes more than
- * 12.5% of the block. */
-#define CLASS_COUNT 105
+/* Size classes: multiples of 16 up to 128, then 8 classes per doubling up to
+ * LARGE_MAX, so above 128 bytes no class wastes more than 12.5% of the
+ * block. The smallest block has room for a free-list link and a cookie. */
+#define CLASS_COUNT 104
 #define ALIGNMENT_MIN 16
 
 /* Requests above this fail with ENOMEM before any arithmetic can overflow. */
@@ -75,8 +75,12 @@ typedef enum segment_kind {
   SEGMENT_KIND_COUNT
 } segment_kind;
 
+/* A free block: the free-list link, then a cookie (its address mixed with
+ * a per-process secret) that says "already free" to a second free. malloc
+ * clears the cookie, so a live block never carries it. */
 typedef struct block_s {
   struct block_s *next;
+  uintptr_t cookie;
 } block_t;
 
 /* Page flags. */
@@ -99,24 +103,30 @@ struct segment_s;
  *   capacity = used + |free| + |local_free|
  *   used     = blocks handed out - blocks known freed
  * Blocks on xthread_free or in the heap's delayed list are still counted in
- * used until the owner collects them. */
+ * used until the owner collects them.
+ *
+ * Three cache lines, by who writes them: the owner on every call; nobody
+ * after set-up (read by every freeing thread); other threads (remote frees).
+ * So a remote free never contends with the owner's own stores. */
 typedef struct page_s {
-  block_t *free;
-  uint32_t used;
-  uint32_t block_size;
+  /* written by the owner */
+  _Alignas(64) block_t *free;
   block_t *local_free;
-  _Atomic(uintptr_t) xthread_free;
+  uint32_t used;
   uint16_t capacity; /* blocks carved so far; extended lazily */
-  uint16_t reserved; /* blocks that fit in the page */
-  uint8_t size_class;
-  _Atomic(uint8_t) xflags; /* written by the owner, read by any freeing thread */
-  uint8_t index;           /* position in the segment */
-  uint8_t pad_;
-  uint8_t *area;                       /* first block */
-  _Atomic(struct heap_s *) xowner_tag; /* see fast_free() */
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
+  /* read by any freeing thread; written when the page changes state */
+  _Alignas(64) _Atomic(struct heap_s *) xowner_tag; /* see fast_free() */
+  uint8_t *area;                                    /* first block */
+  uint32_t block_size;
+  uint16_t reserved; /* blocks that fit in the page */
+  uint8_t size_class;
+  _Atomic(uint8_t) xflags;
+  uint8_t index; /* position in the segment */
+  /* written by other threads */
+  _Alignas(64) _Atomic(uintptr_t) xthread_free;
 } page_t;
 
 typedef struct page_queue_s {
