@@ -37,6 +37,16 @@ void *brisk_calloc(size_t count, size_t size) {
 }
 
 void *brisk_realloc(void *p, size_t size) {
+  /* Most reallocs of a growing string stay in place: settle those from the
+   * page alone when it is this thread's and plain (owner tag set). */
+  if (likely(p != NULL && size != 0)) {
+    segment_t *segment = segment_of(p);
+    page_t *page = page_of(segment, p);
+    if (likely(atomic_load_relaxed(&page->xowner_tag) == tl_heap)) {
+      size_t usable = page->block_size;
+      if (size <= usable && size >= usable / 2) return p;
+    }
+  }
   if (p == NULL) return fast_malloc(size);
   if (size == 0) { /* glibc frees and returns NULL */
     brisk_free(p);
@@ -52,7 +62,13 @@ void *brisk_realloc(void *p, size_t size) {
   size_t usable = brisk_usable_size(p);
   /* Stay put when the block fits and would not waste more than half. */
   if (size <= usable && size >= usable / 2) return p;
-  void *copy = fast_malloc(size);
+  /* A block that grows moves to at least 25% more room, so a string built
+   * by appending is copied a logarithmic number of times, not once per
+   * size class. */
+  size_t target = size;
+  if (size > usable && usable + usable / 4 > size) target = usable + usable / 4;
+  void *copy = fast_malloc(target);
+  if (copy == NULL && target != size) copy = fast_malloc(size);
   if (copy == NULL) return NULL; /* the old block stays valid */
   memcpy(copy, p, size < usable ? size : usable);
   brisk_free(p);
