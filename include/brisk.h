@@ -69,6 +69,23 @@ typedef struct brisk_memory_info {
 /* Fills *info (up to info->struct_size bytes); returns 0, or -1 on NULL. */
 BRISK_API int brisk_memory_info_get(brisk_memory_info *info);
 
+/* ---- for language bindings (the Free Pascal unit) --------------------------
+ * A memory manager that must report the bytes in live blocks and refuse
+ * foreign pointers would otherwise call brisk_owns, brisk_usable_size and
+ * brisk_free for each free. These do it in one call and keep the count
+ * themselves, per thread, summed by brisk_binding_bytes_in_use(). */
+
+/* brisk_malloc that also stores the block's usable size in *usable. */
+BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_malloc(size_t size, size_t *usable);
+/* Frees block if brisk owns it and returns its usable size; returns 0 and
+ * frees nothing when brisk does not own it (or block is NULL). */
+BRISK_API size_t brisk_binding_free(void *block);
+/* brisk_realloc for the same accounting; *usable gets the new block's size. */
+BRISK_API void *brisk_binding_realloc(void *block, size_t size, size_t *usable);
+/* Usable bytes in blocks allocated and not yet freed through brisk_binding_*
+ * (all threads; exact once the threads are quiet). */
+BRISK_API size_t brisk_binding_bytes_in_use(void);
+
 /* ---- statistics ---------------------------------------------------------
  * Per-call counts (mallocs, frees, per size class) are kept only while a
  * diagnostic mode is on (BRISK_STATS, BRISK_LEAKS or BRISK_CHECK in the

@@ -163,7 +163,8 @@ typedef struct heap_counters_s {
   uint64_t frees[CLASS_COUNT + 1];
   uint64_t remote_frees;
   int64_t requested_bytes; /* malloc'd minus freed through this heap */
-  uint64_t page_refills;
+    uint64_t page_refills;
+  int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
 /* A thread's allocator. direct[] is the whole malloc fast path: for each
