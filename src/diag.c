@@ -37,6 +37,22 @@ static void report(const char *kind, const void *p, const diag_trailer_t *traile
  * other fault gets the default action. */
 static char fault_stack[16 * 1024];
 
+/* The pointer being freed is still in a register when its header read
+ * faults: the one whose segment is the header's (the first argument's
+ * register first). */
+static const void *faulting_pointer(const ucontext_t *uc, const void *fault_address) {
+  static const int order[] = {REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8,
+                              REG_R9,  REG_RAX, REG_RBX, REG_RBP, REG_R10,
+                              REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+  uintptr_t header = (uintptr_t)fault_address & ~(uintptr_t)SEGMENT_MASK;
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    uintptr_t value = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+    if (value != header && value != 0 && ((value - 1) & ~(uintptr_t)SEGMENT_MASK) == header)
+      return (const void *)value;
+  }
+  return fault_address;
+}
+
 static void checked_fault(int signal_number, siginfo_t *info, void *context) {
   ucontext_t *uc = context;
   uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -44,8 +60,8 @@ static void checked_fault(int signal_number, siginfo_t *info, void *context) {
     char detail[160];
     snprintf(detail, sizeof detail,
              "brisk never returned this pointer: reading its header at %p faulted", info->si_addr);
-    report("invalid free (or realloc, or size query)",
-           (const void *)(uintptr_t)uc->uc_mcontext.gregs[REG_RDI], NULL, detail);
+    report("invalid free (or realloc, or size query)", faulting_pointer(uc, info->si_addr), NULL,
+           detail);
   }
   signal(signal_number, SIG_DFL); /* not ours: fault again, the default way */
 }
