@@ -1,0 +1,154 @@
+/* Tiny check harness shared by the brisk test programs.
+ *
+ * CHECK(expr) prints file:line and the failed expression and counts the
+ * failure; the program keeps going.  REQUIRE(expr) does the same and then
+ * stops the program (use it when continuing makes no sense, e.g. NULL from an
+ * allocation that must succeed).  test_finish() prints "N passed, N failed"
+ * and returns the exit status (non-zero on any failure).
+ *
+ * The counters are atomic so worker threads may CHECK too.
+ */
+#ifndef BRISK_TEST_CHECK_H
+#define BRISK_TEST_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __cplusplus
+#include <atomic>
+typedef std::atomic<unsigned long> check_counter;
+#define check_counter_add(c) (c).fetch_add(1, std::memory_order_relaxed)
+#define check_counter_get(c) (c).load()
+#else
+#include <stdatomic.h>
+typedef atomic_ulong check_counter;
+#define check_counter_add(c) atomic_fetch_add_explicit(&(c), 1, memory_order_relaxed)
+#define check_counter_get(c) atomic_load(&(c))
+#endif
+
+static check_counter check_passed_count;
+static check_counter check_failed_count;
+
+static inline int check_record(int ok, const char *file, int line, const char *expr) {
+  if (ok) {
+    check_counter_add(check_passed_count);
+  } else {
+    check_counter_add(check_failed_count);
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
+    fflush(stderr);
+  }
+  return ok;
+}
+
+/* Evaluates to the truth of expr, so it can guard follow-up code. */
+#define CHECK(expr) check_record(!!(expr), __FILE__, __LINE__, #expr)
+
+/* Like CHECK, with a printf-style explanation on failure. */
+#define CHECK_MSG(expr, ...)                                                                       \
+  (check_record(!!(expr), __FILE__, __LINE__, #expr)                                               \
+       ? 1                                                                                         \
+       : (fprintf(stderr, "    "), fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), 0))
+
+static inline unsigned long test_failures(void) {
+  return check_counter_get(check_failed_count);
+}
+
+static inline int test_finish(void) {
+  unsigned long p = check_counter_get(check_passed_count);
+  unsigned long f = check_counter_get(check_failed_count);
+  printf("%lu passed, %lu failed\n", p, f);
+  fflush(stdout);
+  return f ? 1 : 0;
+}
+
+/* Stops the program right away (after the summary) when expr is false. */
+#define REQUIRE(expr)                                                                              \
+  do {                                                                                             \
+    if (!CHECK(expr)) {                                                                            \
+      fprintf(stderr, "%s:%d: REQUIRE failed, stopping\n", __FILE__, __LINE__);                    \
+      test_finish();                                                                               \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Iteration scale in percent: compile definition BRISK_TEST_SCALE (the
+ * sanitizer builds lower it), overridden at run time by the environment
+ * variable BRISK_TEST_SCALE.  test_scaled(n) is n * scale / 100, at least 1. */
+#ifndef BRISK_TEST_SCALE
+#define BRISK_TEST_SCALE 100
+#endif
+
+static inline unsigned long test_scale_percent(void) {
+  const char *e = getenv("BRISK_TEST_SCALE");
+  if (e && *e) {
+    long v = strtol(e, NULL, 10);
+    if (v > 0) return (unsigned long)v;
+  }
+  return BRISK_TEST_SCALE;
+}
+
+static inline unsigned long test_scaled(unsigned long n) {
+  unsigned long v = n * test_scale_percent() / 100;
+  return v ? v : 1;
+}
+
+/* Whether this binary runs under a sanitizer that replaces malloc and adds
+ * shadow memory (RSS figures are then not the allocator's). */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_UNDER_TSAN 1
+#endif
+#endif
+#ifndef TEST_UNDER_TSAN
+#define TEST_UNDER_TSAN 0
+#endif
+
+/* Hides a pointer's origin from the optimizer, so that comparisons between
+ * results of malloc-attributed functions are really made at run time. */
+static inline void *launder(void *p) {
+  __asm__ volatile("" : "+r"(p));
+  return p;
+}
+
+/* Small deterministic PRNG (xorshift64*), one state per thread. */
+static inline unsigned long long test_rand(unsigned long long *s) {
+  unsigned long long x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Resident set size of this process in bytes, from /proc/self/statm
+ * (field 2, pages); 0 if unreadable. */
+static inline size_t test_rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long size = 0, res = 0;
+  if (!f) return 0;
+  if (fscanf(f, "%lu %lu", &size, &res) != 2) res = 0;
+  fclose(f);
+  return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A "Vm...:" line of /proc/self/status (e.g. "VmHWM:") in bytes; 0 if absent. */
+static inline size_t test_status_bytes(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  size_t v = 0, klen = strlen(key);
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, key, klen) == 0) {
+      v = (size_t)strtoull(line + klen, NULL, 10) * 1024u;
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+#endif /* BRISK_TEST_CHECK_H */

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Runs Debian's python3 (PYTHONMALLOC=malloc) on a deterministic workload on
+# glibc's malloc and with LD_PRELOAD=libbrisk.so; the outputs must be
+# identical, and the preloaded run must show brisk serving Python's objects.
+# usage: preload_python.sh LIBBRISK WORKLOAD.py
+set -u
+lib=$1
+workload=$2
+py=/usr/bin/python3
+pass=0
+fail=0
+ok() { echo "ok: $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED: $1"; fail=$((fail + 1)); }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+
+if [ ! -x "$py" ]; then
+  bad "$py (Debian's python3) is not installed: apt-get install python3"
+  finish
+fi
+if [ ! -f "$lib" ]; then
+  bad "$lib does not exist"
+  finish
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export PYTHONMALLOC=malloc PYTHONHASHSEED=0 LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
+unset LD_PRELOAD PYTHONPATH PYTHONHOME PYTHONSTARTUP
+
+timeout -k 5 100 "$py" -s "$workload" --probe "$tmp/probe.glibc" >"$tmp/out.glibc" 2>"$tmp/err.glibc"
+rc=$?
+[ $rc -eq 0 ] && ok "glibc run exits 0" || { bad "glibc run exit status $rc"; cat "$tmp/err.glibc"; }
+timeout -k 5 100 env LD_PRELOAD="$lib" "$py" -s "$workload" --probe "$tmp/probe.brisk" >"$tmp/out.brisk" 2>"$tmp/err.brisk"
+rc=$?
+[ $rc -eq 124 ] && bad "brisk run timed out after 100 s (hang)"
+[ $rc -eq 0 ] && ok "brisk run exits 0" || { bad "brisk run exit status $rc"; cat "$tmp/err.brisk"; }
+
+if cmp -s "$tmp/out.glibc" "$tmp/out.brisk"; then
+  ok "stdout identical ($(wc -l <"$tmp/out.brisk") lines)"
+else
+  bad "stdout differs"
+  diff "$tmp/out.glibc" "$tmp/out.brisk" | head -40
+fi
+if cmp -s "$tmp/err.glibc" "$tmp/err.brisk"; then
+  ok "stderr identical"
+else
+  bad "stderr differs"
+  diff "$tmp/err.glibc" "$tmp/err.brisk" | head -40
+fi
+grep -qx "done" "$tmp/out.brisk" && ok "workload completed" || bad "workload did not complete"
+
+# brisk must be absent from the reference run and serving malloc in the other
+probe_g=$(cat "$tmp/probe.glibc" 2>/dev/null)
+probe_b=$(cat "$tmp/probe.brisk" 2>/dev/null)
+[ "$probe_g" = "brisk=absent" ] && ok "reference run is on glibc" || bad "reference probe: '$probe_g'"
+want="brisk=$(sed -n 's/^#define BRISK_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+  "$(dirname "$0")/../include/brisk.h" | paste -sd.) big=1 ctypes=1 list=1 small=1"
+[ "$probe_b" = "$want" ] && ok "preloaded run: $probe_b" || bad "preloaded probe: '$probe_b', want '$want'"
+echo "--- output ---"
+cat "$tmp/out.brisk"
+finish

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Runs Debian's sqlite3 on a scripted database on glibc's malloc and with
+# LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
+# linker must bind sqlite's and libc's malloc/free to libbrisk.
+# usage: preload_sqlite.sh LIBBRISK SCRIPT.sql
+set -u
+lib=$1
+script=$2
+pass=0
+fail=0
+ok() { echo "ok: $1"; pass=$((pass + 1)); }
+bad() { echo "FAILED: $1"; fail=$((fail + 1)); }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+
+sq=$(command -v sqlite3)
+if [ -z "$sq" ]; then
+  bad "sqlite3 is not installed (apt-get install sqlite3); this test needs it"
+  finish
+fi
+if [ ! -f "$lib" ]; then
+  bad "$lib does not exist"
+  finish
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset LD_PRELOAD
+export LC_ALL=C
+
+run() { # run NAME [LD_PRELOAD value]
+  if [ -n "${2:-}" ]; then
+    timeout -k 5 60 env LD_PRELOAD="$2" "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+  else
+    timeout -k 5 60 "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+  fi
+  rc=$?
+  [ $rc -eq 124 ] && bad "$1 run timed out after 60 s (hang)"
+  [ $rc -eq 0 ] && ok "$1 run exits 0" || { bad "$1 run exit status $rc"; cat "$tmp/err.$1"; }
+}
+run glibc
+run brisk "$lib"
+
+if cmp -s "$tmp/out.glibc" "$tmp/out.brisk"; then
+  ok "output identical ($(wc -l <"$tmp/out.brisk") lines)"
+else
+  bad "output differs"
+  diff "$tmp/out.glibc" "$tmp/out.brisk" | head -40
+fi
+if cmp -s "$tmp/err.glibc" "$tmp/err.brisk"; then
+  ok "stderr identical"
+else
+  bad "stderr differs"
+  diff "$tmp/err.glibc" "$tmp/err.brisk" | head -40
+fi
+grep -qx "ok" "$tmp/out.brisk" && ok "integrity_check ok" || bad "no integrity_check ok"
+[ "$(wc -l <"$tmp/out.brisk")" -gt 60 ] && ok "script ran to the end" || bad "output too short"
+cmp -s "$tmp/glibc.db" "$tmp/brisk.db" && ok "database files identical" || bad "database files differ"
+
+# proof that brisk was serving malloc in the preloaded run
+LD_PRELOAD=$lib LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/bind" "$sq" -batch :memory: \
+  "select length(group_concat(hex(zeroblob(1000)))) from (select 1 union select 2);" >/dev/null 2>&1
+cat "$tmp"/bind* >"$tmp/bindings" 2>/dev/null
+for who in libsqlite3.so libc.so.6; do
+  for sym in malloc free; do
+    if grep -q "binding file [^ ]*$who[^ ]* .* to [^ ]*libbrisk[^ ]* .*symbol \`$sym'" "$tmp/bindings"; then
+      ok "$who binds $sym to libbrisk"
+    else
+      bad "$who does not bind $sym to libbrisk"
+      grep "symbol \`$sym'" "$tmp/bindings" | grep "$who" | head -3
+    fi
+  done
+done
+echo "--- output (head) ---"
+head -30 "$tmp/out.brisk"
+finish
