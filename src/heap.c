@@ -66,7 +66,7 @@ heap_t *heap_for_this_thread(void) {
   }
   heaps_unlock();
   if (heap == NULL) return NULL;
-  heap->in_use = true;
+  atomic_store_relaxed(&heap->xin_use, true);
   heap->next_abandoned = NULL;
   /* tl_heap first: pthread_setspecific may itself allocate. */
   tl_heap = heap;
@@ -99,7 +99,7 @@ void heap_thread_exit(void *arg) {
   segment_purge_expired(heap, now, false);
   if (tl_heap == heap) tl_heap = &heap_empty;
   heaps_lock();
-  heap->in_use = false;
+  atomic_store_relaxed(&heap->xin_use, false);
   heap->next_abandoned = abandoned_first;
   abandoned_first = heap;
   heaps_abandoned++;
@@ -120,6 +120,21 @@ void heaps_collect_abandoned(bool force) {
     segment_purge_expired(heap, now, force);
   }
   heaps_unlock();
+  segment_cache_collect(now, force);
+}
+
+/* Frees into a heap whose thread has exited stay there until someone tidies
+ * it; a thread that keeps freeing into such heaps does so itself, now and
+ * then, so their memory goes back to the process instead of waiting for a
+ * new thread to adopt them. */
+#define ABANDONED_FREES_PER_SWEEP 256
+static _Thread_local uint32_t tl_abandoned_frees;
+
+void heap_note_remote_free(heap_t *owner) {
+  if (atomic_load_relaxed(&owner->xin_use)) return;
+  if (++tl_abandoned_frees < ABANDONED_FREES_PER_SWEEP) return;
+  tl_abandoned_frees = 0;
+  heaps_collect_abandoned(false);
 }
 
 void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg) {

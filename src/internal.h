@@ -127,6 +127,7 @@ INTERNAL void heap_process_delayed(heap_t *heap);
 INTERNAL void heap_push_delayed(heap_t *heap, block_t *block);
 INTERNAL void heap_thread_exit(void *heap);
 INTERNAL void heaps_collect_abandoned(bool force);
+INTERNAL void heap_note_remote_free(heap_t *owner);
 INTERNAL void heaps_lock(void);
 INTERNAL void heaps_unlock(void);
 /* Calls visit for every heap ever created (live or abandoned), under the lock. */

@@ -169,13 +169,18 @@ static void page_free_local(heap_t *heap, page_t *page, block_t *block) {
   if (--page->used == 0) page_retire(heap, page);
 }
 
+static bool page_kept_warm(const page_t *page) {
+  return page->block_size <= MEDIUM_MAX;
+}
+
 void page_retire(heap_t *heap, page_t *page) {
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   page_queue_t *queue = &heap->queues[page->size_class];
   /* Keep the only page of a class: a loop allocating and freeing one block
    * at a page boundary would otherwise set up and tear down a page each time.
-   * Housekeeping retires it once it has stayed empty. */
-  if (queue->first == page && queue->last == page) return;
+   * Housekeeping retires it once it has stayed empty. Not a large page: it
+   * is a whole segment. */
+  if (queue->first == page && queue->last == page && page_kept_warm(page)) return;
   bool was_first = queue->first == page;
   queue_remove(queue, page);
   if (was_first) page_queue_update_direct(heap, page->size_class);
@@ -248,7 +253,7 @@ void page_collect_heap(heap_t *heap, uint64_t now, bool force) {
       page_collect_thread_free(page);
       if (page->used != 0) continue;
       bool was_first = queue->first == page;
-      if (was_first && !force && queue->last == page) continue;
+      if (was_first && !force && queue->last == page && page_kept_warm(page)) continue;
       queue_remove(queue, page);
       if (was_first) page_queue_update_direct(heap, size_class);
       segment_page_free(heap, page);
@@ -285,13 +290,14 @@ void free_block(segment_t *segment, page_t *page, void *p) {
     if (unlikely(seen & XFREE_NOTIFY)) {
       if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
         heap_push_delayed(owner, block);
-        return;
+        break;
       }
       continue;
     }
     block->next = (block_t *)seen;
-    if (atomic_cas_weak_release(&page->xthread_free, &seen, (uintptr_t)block)) return;
+    if (atomic_cas_weak_release(&page->xthread_free, &seen, (uintptr_t)block)) break;
   }
+  heap_note_remote_free(owner);
 }
 
 /* Mark a page whose block is handed out at an interior offset, so frees and

@@ -14,7 +14,7 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
     [SEGMENT_HUGE] = HUGE_PAGE_SHIFT,
 };
 
-#define SEGMENT_CACHE_MAX 16
+#define SEGMENT_CACHE_MAX 8
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static segment_t *cache_first;

@@ -49,9 +49,9 @@
  * page 0. */
 #define HUGE_PAGE_SHIFT 63
 
-#define SMALL_MAX (8 * KiB)   /* >= 8 blocks per small page */
-#define MEDIUM_MAX (64 * KiB) /* >= 8 blocks per medium page */
-#define LARGE_MAX (512 * KiB) /* >= 7 blocks per large page */
+#define SMALL_MAX (8 * KiB)    /* >= 8 blocks per small page */
+#define MEDIUM_MAX (128 * KiB) /* >= 4 blocks per medium page */
+#define LARGE_MAX (512 * KiB)  /* >= 7 blocks per large page */
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
 
 /* malloc sizes up to DIRECT_MAX find their page with one load. */
@@ -163,7 +163,7 @@ typedef struct heap_counters_s {
   uint64_t frees[CLASS_COUNT + 1];
   uint64_t remote_frees;
   int64_t requested_bytes; /* malloc'd minus freed through this heap */
-    uint64_t page_refills;
+  uint64_t page_refills;
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
@@ -180,8 +180,8 @@ typedef struct heap_s {
   uint64_t next_housekeeping_ms;
   struct heap_s *next_abandoned;
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
-  bool in_use;
-  bool diag; /* fast paths kept empty: every call reaches diag_malloc/diag_free */
+  _Atomic(bool) xin_use;       /* false while abandoned; read by remote freers */
+  bool diag;                   /* fast paths kept empty: every call reaches diag_malloc/diag_free */
   heap_counters_t counters;
 } heap_t;
 
