@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#ifndef BRISK_NO_DIAGNOSTICS
 bool diag_counting;
 bool diag_check;
+#endif
 
 #define CANARY_BYTES 8     /* always at least this many between data and trailer */
 #define CANARY_SPAN_MAX 64 /* bytes of canary written and checked */
@@ -78,11 +80,13 @@ static void install_fault_handler(void) {
 }
 
 void diag_init(void) {
-  diag_check = option_get(OPTION_CHECK) != 0;
   sites_find_own_code();
-  if (diag_check) install_fault_handler();
+#ifndef BRISK_NO_DIAGNOSTICS
+  diag_check = option_get(OPTION_CHECK) != 0;
   diag_counting = diag_check || option_get(OPTION_LEAKS) != 0 || option_get(OPTION_STATS) != 0;
   profile_on = option_get(OPTION_PROFILE) != 0;
+#endif
+  if (diag_check) install_fault_handler();
 }
 
 /* The end of the block that holds p, found from the page's geometry so that

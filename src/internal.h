@@ -7,6 +7,16 @@
 
 #include <pthread.h>
 
+/* ---- build variants ----------------------------------------------------------
+ * BRISK_NO_DIAGNOSTICS: the diagnostic modes' switches become constant false,
+ * so every diagnostic branch compiles away. Built only to show that with the
+ * modes off at run time the normal build is as fast (docs/BENCHMARKS.md). */
+#ifdef BRISK_NO_DIAGNOSTICS
+#define DIAG_FLAG(name) static const bool name = false
+#else
+#define DIAG_FLAG(name) INTERNAL extern bool name
+#endif
+
 /* ---- atomics: the memory order is part of the name ------------------------ */
 #define atomic_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
 #define atomic_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
@@ -151,7 +161,7 @@ INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
 /* ---- diag.c: diagnostic modes, entered only from slow paths ------------------------ */
 /* diag_counting: every call is counted, so heaps keep their fast paths empty
  * and every malloc and free comes through diag_malloc / diag_free. */
-INTERNAL extern bool diag_counting;
+DIAG_FLAG(diag_counting);
 /* The last bytes of every block while diag_counting is on. */
 typedef struct diag_trailer_s {
   uint64_t requested; /* bytes asked for */
@@ -162,7 +172,7 @@ typedef struct diag_trailer_s {
 #define DIAG_LIVE 0x4556494cu  /* "LIVE" */
 #define DIAG_FREED 0x45455246u /* "FREE" */
 
-INTERNAL extern bool diag_check;
+DIAG_FLAG(diag_check);
 INTERNAL void diag_init(void);
 INTERNAL void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero);
 INTERNAL void diag_free(segment_t *segment, page_t *page, void *p);
@@ -204,7 +214,7 @@ typedef enum profile_event {
   EVENT_OS_CALL,     /* mmap, munmap, madvise or mremap */
   EVENT_KIND_COUNT
 } profile_event;
-INTERNAL extern bool profile_on;
+DIAG_FLAG(profile_on);
 INTERNAL void profile_event_slow(profile_event kind);
 static inline void profile_event_note(profile_event kind) {
   if (unlikely(profile_on)) profile_event_slow(kind);

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifndef BRISK_NO_DIAGNOSTICS
 bool profile_on;
+#endif
 
 static const char *const event_name[EVENT_KIND_COUNT] = {
     [EVENT_REFILL] = "refill (thread's page for a size class ran dry)",
