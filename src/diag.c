@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+static bool diag_sites; /* blocks record their allocation site (leaks, check) */
 #ifndef BRISK_NO_DIAGNOSTICS
 bool diag_counting;
 bool diag_check;
@@ -83,7 +84,8 @@ void diag_init(void) {
   sites_find_own_code();
 #ifndef BRISK_NO_DIAGNOSTICS
   diag_check = option_get(OPTION_CHECK) != 0;
-  diag_counting = diag_check || option_get(OPTION_LEAKS) != 0 || option_get(OPTION_STATS) != 0;
+  diag_sites = diag_check || option_get(OPTION_LEAKS) != 0;
+  diag_counting = diag_sites || option_get(OPTION_STATS) != 0;
   profile_on = option_get(OPTION_PROFILE) != 0;
 #endif
   if (diag_check) install_fault_handler();
@@ -137,7 +139,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   trailer->requested = size;
   trailer->user = (uintptr_t)user;
   trailer->state = DIAG_LIVE;
-  trailer->site = site_capture(0);
+  trailer->site = diag_sites ? site_capture(0) : 0; /* statistics need no call sites */
   counter_add(heap->counters.mallocs[stats_class(size)], 1);
   counter_add(heap->counters.requested_bytes, (int64_t)size);
   return user;

@@ -205,6 +205,13 @@ INTERNAL int site_kind(uint32_t site);
 
 INTERNAL void fd_printf(int fd, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- symbols.c: names for code addresses in reports ----------------------------- */
+/* Names every frame at once (one addr2line run per module). */
+INTERNAL void symbols_prepare(void *const *frames, size_t count);
+/* "function (file:line)" of a return address, as well as it can be named. */
+INTERNAL void symbols_describe(void *address, char *out, size_t size);
+INTERNAL void sites_prepare_names(const uint32_t *ids, size_t count);
+
 /* ---- profile.c: sampled slow-path events ------------------------------------------- */
 typedef enum profile_event {
   EVENT_REFILL,      /* a thread's page for a size class ran dry */

@@ -45,6 +45,7 @@ void leaks_report(void) {
   }
   uint32_t top[TOP_SITES];
   size_t count = sites_sorted(top, TOP_SITES, true, false);
+  sites_prepare_names(top, count);
   fd_printf(2, "brisk: leak report: %llu bytes in %llu blocks still allocated at exit\n",
             (unsigned long long)totals.bytes, (unsigned long long)totals.blocks);
   for (size_t i = 0; i < count; i++) {

@@ -78,6 +78,7 @@ void profile_report(void) {
     fd_printf(fd, "  %12llu  %s\n", (unsigned long long)by_kind[kind], event_name[kind]);
   uint32_t *top = all;
   size_t count = listed < TOP_SITES ? listed : TOP_SITES;
+  sites_prepare_names(top, count);
   fd_printf(fd, "\ntop %zu call sites by estimated events:\n", count);
   for (size_t i = 0; i < count; i++) {
     uint64_t events = site_count(top[i]);

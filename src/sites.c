@@ -11,9 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define SITE_CAPACITY 16384 /* a power of two */
@@ -105,7 +102,7 @@ static uint64_t hash_frames(void *const *frames, int count, int kind) {
 }
 
 static int capture_frames(void **out, unsigned skip) {
-  void *raw[SITE_FRAMES + 24];
+  void *raw[SITE_FRAMES + 8]; /* brisk's own frames, then the caller's */
   int n = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
   /* brisk's own frames are skipped by address when it is a library of its
    * own; linked into the program, by the count the caller knows. */
@@ -208,89 +205,27 @@ size_t sites_sorted(uint32_t *ids, size_t max, bool by_bytes, bool events) {
   return found;
 }
 
-static void copy_text(char *out, size_t size, const char *text) {
-  size_t n = strnlen(text, size - 1);
-  memcpy(out, text, n);
-  out[n] = 0;
-}
-
-/* Asks addr2line for the function and file:line of module+offset. It runs
- * with a bare environment: inheriting LD_PRELOAD and BRISK_* would make it
- * write reports of its own (and spawn addr2line again at its exit). */
-static void addr2line(const char *module, uintptr_t offset, char *function, size_t function_size,
-                      char *where, size_t where_size) {
-  static const char tool[] = "/usr/bin/addr2line";
-  if (access(tool, X_OK) != 0) return;
-  int fds[2];
-  if (pipe(fds) != 0) return;
-  char address[32];
-  snprintf(address, sizeof address, "0x%lx", (unsigned long)offset);
-  char *argv[] = {(char *)tool, "-C", "-f", "-e", (char *)module, address, NULL};
-  char *envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  pid_t pid;
-  int failed = posix_spawn(&pid, tool, &actions, NULL, argv, envp);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (failed) {
-    close(fds[0]);
-    return;
-  }
-  char text[600];
-  size_t length = 0;
-  ssize_t n;
-  while (length < sizeof text - 1 &&
-         (n = read(fds[0], text + length, sizeof text - 1 - length)) > 0)
-    length += (size_t)n;
-  text[length] = 0;
-  close(fds[0]);
-  waitpid(pid, NULL, 0);
-  char *newline = strchr(text, '\n');
-  if (newline == NULL) return;
-  *newline = 0;
-  copy_text(function, function_size, text);
-  char *second = newline + 1;
-  second[strcspn(second, "\n")] = 0;
-  copy_text(where, where_size, second);
-}
-
-/* "function (file:line)" for an address, from addr2line when it is there,
- * else from the dynamic symbol table. */
-static void describe(void *address, char *out, size_t size) {
-  Dl_info info;
-  uintptr_t pc = (uintptr_t)address - 1; /* the call, not the return point */
-  if (!dladdr((void *)pc, &info) || info.dli_fname == NULL) {
-    snprintf(out, size, "%p", address);
-    return;
-  }
-  const ElfW(Ehdr) *elf = info.dli_fbase;
-  uintptr_t offset = elf->e_type == ET_DYN ? pc - (uintptr_t)info.dli_fbase : pc;
-  const char *module = info.dli_fname[0] ? info.dli_fname : "/proc/self/exe";
-  char function[256] = "", where[256] = "";
-  addr2line(module, offset, function, sizeof function, where, sizeof where);
-  if (function[0] == 0 || strcmp(function, "??") == 0) {
-    if (info.dli_sname != NULL)
-      snprintf(function, sizeof function, "%s+0x%lx", info.dli_sname,
-               (unsigned long)(pc - (uintptr_t)info.dli_saddr));
-    else
-      snprintf(function, sizeof function, "??");
-  }
-  if (where[0] == 0 || strncmp(where, "??", 2) == 0)
-    snprintf(where, sizeof where, "%s+0x%lx", module, (unsigned long)offset);
-  snprintf(out, size, "%s (%s)", function, where);
-}
-
 static void print_frames(int fd, void *const *frames, int count, const char *indent) {
-  char line[700];
+  char line[400];
+  symbols_prepare(frames, (size_t)count);
   for (int i = 0; i < count; i++) {
-    describe(frames[i], line, sizeof line);
+    symbols_describe(frames[i], line, sizeof line);
     fd_printf(fd, "%s#%d %p %s\n", indent, i, frames[i], line);
   }
   if (count == 0) fd_printf(fd, "%s(no stack trace)\n", indent);
+}
+
+void sites_prepare_names(const uint32_t *ids, size_t count) {
+  void *frames[256];
+  size_t n = 0;
+  for (size_t i = 0; i < count; i++) {
+    site_t *site = site_get(ids[i]);
+    if (site == NULL) continue;
+    uint32_t depth = atomic_load_acquire(&site->xframe_count);
+    for (uint32_t f = 0; f < depth && n < sizeof frames / sizeof frames[0]; f++)
+      frames[n++] = site->frames[f];
+  }
+  symbols_prepare(frames, n);
 }
 
 void site_print_trace(int fd, uint32_t id, const char *indent) {

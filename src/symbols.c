@@ -1,0 +1,161 @@
+/* Names for code addresses in reports: "function (file:line)". addr2line
+ * (binutils) gives file and line; it runs once per module for all the
+ * addresses of a report, with a bare environment (inheriting LD_PRELOAD and
+ * BRISK_* would make it write reports of its own). Without it, the dynamic
+ * symbol table gives what names it has. */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NAME_CAPACITY 4096 /* a power of two */
+#define NAME_TEXT 300
+#define BATCH 128 /* addresses per addr2line run */
+
+typedef struct name_s {
+  uintptr_t pc; /* 0: empty slot */
+  char text[NAME_TEXT];
+} name_t;
+
+static name_t *names;
+
+static name_t *name_slot(uintptr_t pc) {
+  if (names == NULL) names = os_reserve(NAME_CAPACITY * sizeof(name_t));
+  if (names == NULL) return NULL;
+  for (uintptr_t probe = 0; probe < NAME_CAPACITY; probe++) {
+    name_t *slot = &names[(pc * 0x9e3779b97f4a7c15ull + probe) & (NAME_CAPACITY - 1)];
+    if (slot->pc == pc || slot->pc == 0) return slot;
+  }
+  return NULL;
+}
+
+static void copy_text(char *out, size_t size, const char *text) {
+  size_t n = strnlen(text, size - 1);
+  memcpy(out, text, n);
+  out[n] = 0;
+}
+
+/* module+offset of a return address, the way addr2line wants it. */
+static bool locate(uintptr_t pc, Dl_info *info, uintptr_t *offset, const char **module) {
+  if (!dladdr((void *)(pc - 1), info) || info->dli_fname == NULL) return false;
+  const ElfW(Ehdr) *elf = info->dli_fbase;
+  *offset = elf->e_type == ET_DYN ? pc - 1 - (uintptr_t)info->dli_fbase : pc - 1;
+  *module = info->dli_fname[0] ? info->dli_fname : "/proc/self/exe";
+  return true;
+}
+
+static void name_from_symbol_table(name_t *slot, uintptr_t pc) {
+  Dl_info info;
+  uintptr_t offset;
+  const char *module;
+  if (!locate(pc, &info, &offset, &module)) {
+    snprintf(slot->text, NAME_TEXT, "??");
+  } else if (info.dli_sname != NULL) {
+    snprintf(slot->text, NAME_TEXT, "%s+0x%lx (%s+0x%lx)", info.dli_sname,
+             (unsigned long)(pc - 1 - (uintptr_t)info.dli_saddr), module, (unsigned long)offset);
+  } else {
+    snprintf(slot->text, NAME_TEXT, "?? (%s+0x%lx)", module, (unsigned long)offset);
+  }
+  slot->pc = pc;
+}
+
+/* Runs addr2line on one module's offsets; fills the slots of those it names. */
+static void name_batch(const char *module, const uintptr_t *pcs, const uintptr_t *offsets,
+                       size_t count) {
+  static const char tool[] = "/usr/bin/addr2line";
+  char address_text[BATCH][24];
+  char *argv[BATCH + 6] = {(char *)tool, "-C", "-f", "-e", (char *)module};
+  for (size_t i = 0; i < count; i++) {
+    snprintf(address_text[i], sizeof address_text[i], "0x%lx", (unsigned long)offsets[i]);
+    argv[5 + i] = address_text[i];
+  }
+  argv[5 + count] = NULL;
+  char *envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  pid_t pid;
+  int failed = posix_spawn(&pid, tool, &actions, NULL, argv, envp);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (failed) {
+    close(fds[0]);
+    return;
+  }
+  static char output[BATCH * 2 * NAME_TEXT];
+  size_t length = 0;
+  ssize_t n;
+  while (length < sizeof output - 1 &&
+         (n = read(fds[0], output + length, sizeof output - 1 - length)) > 0)
+    length += (size_t)n;
+  output[length] = 0;
+  close(fds[0]);
+  waitpid(pid, NULL, 0);
+  char *cursor = output;
+  for (size_t i = 0; i < count && *cursor; i++) {
+    char *function = cursor;
+    char *where = strchr(function, '\n');
+    if (where == NULL) break;
+    *where++ = 0;
+    char *next = strchr(where, '\n');
+    if (next != NULL) *next++ = 0;
+    cursor = next != NULL ? next : where + strlen(where);
+    name_t *slot = name_slot(pcs[i]);
+    if (slot == NULL || strcmp(function, "??") == 0 || strncmp(where, "??", 2) == 0) continue;
+    char text[NAME_TEXT];
+    snprintf(text, sizeof text, "%.150s (%.140s)", function, where);
+    copy_text(slot->text, NAME_TEXT, text);
+    slot->pc = pcs[i];
+  }
+}
+
+void symbols_prepare(void *const *frames, size_t count) {
+  bool have_tool = access("/usr/bin/addr2line", X_OK) == 0;
+  bool done[256] = {false};
+  if (count > 256) count = 256;
+  for (size_t i = 0; i < count; i++) {
+    name_t *slot = name_slot((uintptr_t)frames[i]);
+    if (slot == NULL || slot->pc != 0) done[i] = true; /* named already (or no room) */
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (done[i]) continue;
+    Dl_info info;
+    uintptr_t offset;
+    const char *module;
+    if (!have_tool || !locate((uintptr_t)frames[i], &info, &offset, &module)) {
+      done[i] = true;
+      continue;
+    }
+    /* every pending frame of the same module goes into this run */
+    uintptr_t pcs[BATCH], offsets[BATCH];
+    size_t batch = 0;
+    for (size_t j = i; j < count && batch < BATCH; j++) {
+      Dl_info other;
+      uintptr_t other_offset;
+      const char *other_module;
+      if (done[j] || !locate((uintptr_t)frames[j], &other, &other_offset, &other_module) ||
+          strcmp(other_module, module) != 0)
+        continue;
+      pcs[batch] = (uintptr_t)frames[j];
+      offsets[batch++] = other_offset;
+      done[j] = true;
+    }
+    name_batch(module, pcs, offsets, batch);
+  }
+}
+
+void symbols_describe(void *address, char *out, size_t size) {
+  name_t *slot = name_slot((uintptr_t)address);
+  if (slot != NULL && slot->pc == 0) name_from_symbol_table(slot, (uintptr_t)address);
+  copy_text(out, size, slot != NULL ? slot->text : "??");
+}
