@@ -3,12 +3,15 @@
 #   make test    builds brisk and runs all tests: release, ThreadSanitizer, UBSan
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test test-release test-tsan test-ubsan bench clean
+.PHONY: all deps deps-bench build test test-release test-tsan test-ubsan bench clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh test
+
+deps-bench:
+	scripts/install-deps.sh bench
 
 build: deps
 	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -29,7 +32,7 @@ test-ubsan: deps
 
 test: test-release test-tsan test-ubsan
 
-bench:
+bench: deps-bench
 	./brisk bench $(ARGS)
 
 clean:

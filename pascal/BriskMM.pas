@@ -21,26 +21,34 @@
   and that the RTL's default heap has not handed out a block yet. If either is
   false it writes what to do on stderr and ends the program with exit code 3,
   before installing itself, so nothing has been mixed. At run time every
-  pointer given to FreeMem, FreeMemSize, ReAllocMem or MemSize is checked with
-  brisk_owns; a pointer brisk did not allocate gives a message on stderr and
-  runtime error 204 (EInvalidPointer when SysUtils is used) instead of memory
-  corruption.
+  pointer given to FreeMem, FreeMemSize, ReAllocMem or MemSize is checked
+  (by brisk_binding_free, or with brisk_owns); a pointer brisk did not
+  allocate gives a message on stderr and runtime error 204 (EInvalidPointer
+  when SysUtils is used) instead of memory corruption.
 
   Order with cthreads: "BriskMM, cthreads", in that order. BriskMM needs no
-  thread manager (brisk keeps its per-thread state in C thread-local storage
-  and this unit's counters use atomic operations), while cthreads brings in
+  thread manager (brisk keeps its per-thread state, the count of used bytes
+  included, in C thread-local storage), while cthreads brings in
   the unit "unix", whose initialisation allocates (it reads the time zone
   file); "cthreads, BriskMM" is therefore reported as not first.
 
   Heap status: GetHeapStatus and GetFPCHeapStatus report real, process-wide
   figures (the RTL's default heap reports the calling thread's heap only).
   Sizes come from brisk_memory_info_get (committed = memory brisk holds from
-  the OS); "used" is the sum of MemSize of the live blocks, counted by this
-  unit. Each thread counts in a thread variable and adds its count to a global
-  total when it has drifted by FlushBytes, when it ends, and when it asks for
-  the status. CurrHeapUsed is therefore exact for a single-threaded program
-  and within FlushBytes per other running thread otherwise; MaxHeapUsed is the
-  peak of that total. }
+  the OS). CurrHeapUsed is the sum of MemSize of the live blocks, which brisk
+  counts itself, per thread, in the brisk_binding_* calls this unit makes
+  (brisk_binding_bytes_in_use sums them): exact whenever no other thread is
+  allocating or freeing at that moment. MaxHeapUsed is the largest
+  CurrHeapUsed that any status call has seen, a lower bound of the true peak
+  (MaxHeapSize, the peak of committed memory, bounds it from above): keeping
+  the true peak would cost a shared write on every GetMem. A program that
+  wants the peak of a phase asks for the status when it holds the most.
+
+  Cost per call: GetMem and FreeMem are one call into brisk each
+  (brisk_binding_malloc, brisk_binding_free), which allocates or frees, checks
+  that brisk owns the pointer and keeps the count, all in C. The unit itself
+  keeps no per-thread state: FPC thread variables go through a relocation
+  call on every access, which cost more than brisk's whole fast path. }
 unit BriskMM;
 
 {$mode objfpc}
@@ -55,8 +63,6 @@ interface
 const
   { Exit code when BriskMM finds at initialisation that it is not first. }
   BriskExitNotFirst = 3;
-  { A thread publishes its count of used bytes once it has drifted this far. }
-  FlushBytes = 64 * 1024;
 
 type
   { Mirror of brisk_memory_info in include/brisk.h. }
@@ -102,72 +108,38 @@ const
 {$ENDIF}
 
 function brisk_version: PAnsiChar; cdecl; BRISK_EXTERNAL 'brisk_version';
-function brisk_malloc(Size: PtrUInt): Pointer; cdecl; BRISK_EXTERNAL 'brisk_malloc';
-function brisk_calloc(Count, Size: PtrUInt): Pointer; cdecl; BRISK_EXTERNAL 'brisk_calloc';
-function brisk_realloc(Block: Pointer; Size: PtrUInt): Pointer; cdecl; BRISK_EXTERNAL 'brisk_realloc';
-procedure brisk_free(Block: Pointer); cdecl; BRISK_EXTERNAL 'brisk_free';
+{ The entry points for bindings: allocate, free or resize and keep brisk's
+  count of bytes in live blocks, in one call each. brisk_binding_free
+  returns the usable size it freed, or 0 (freeing nothing) when brisk does
+  not own the pointer. }
+function brisk_binding_malloc(Size: PtrUInt; out Usable: PtrUInt): Pointer; cdecl;
+  BRISK_EXTERNAL 'brisk_binding_malloc';
+function brisk_binding_free(Block: Pointer): PtrUInt; cdecl; BRISK_EXTERNAL 'brisk_binding_free';
+function brisk_binding_realloc(Block: Pointer; Size: PtrUInt; out Usable: PtrUInt): Pointer; cdecl;
+  BRISK_EXTERNAL 'brisk_binding_realloc';
+function brisk_binding_bytes_in_use: PtrUInt; cdecl; BRISK_EXTERNAL 'brisk_binding_bytes_in_use';
 function brisk_usable_size(Block: Pointer): PtrUInt; cdecl; BRISK_EXTERNAL 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; BRISK_EXTERNAL 'brisk_owns';
 procedure brisk_collect; cdecl; BRISK_EXTERNAL 'brisk_collect';
 function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; BRISK_EXTERNAL 'brisk_memory_info_get';
 
-{ --- used-bytes accounting ------------------------------------------------- }
-
 var
-  { Bytes in live blocks, as published by all threads. Int64 so that the
-    Interlocked*64 functions apply; the unit only targets 64-bit. }
-  GlobalUsed: Int64 = 0;
-  GlobalPeak: Int64 = 0;
+  { The largest CurrHeapUsed a status call has seen (see the unit's header).
+    Int64 so that InterlockedCompareExchange64 applies; 64-bit targets only. }
+  PeakUsedSeen: Int64 = 0;
   Installed: Boolean = False;
 
-threadvar
-  { Bytes this thread allocated minus bytes it freed since it last published.
-    May go negative: a thread may free blocks another thread allocated. }
-  ThreadDelta: PtrInt;
-
-procedure PublishDelta(Delta: PtrInt);
+{ Raises PeakUsedSeen to Used unless another thread already saw more. }
+procedure NotePeak(Used: Int64);
 var
-  NewUsed, Peak: Int64;
+  Peak: Int64;
 begin
-  NewUsed := InterlockedExchangeAdd64(GlobalUsed, Delta) + Delta;
-  Peak := GlobalPeak;
-  while NewUsed > Peak do
+  Peak := PeakUsedSeen;
+  while Used > Peak do
   begin
-    if InterlockedCompareExchange64(GlobalPeak, NewUsed, Peak) = Peak then
+    if InterlockedCompareExchange64(PeakUsedSeen, Used, Peak) = Peak then
       Break;
-    Peak := GlobalPeak;
-  end;
-end;
-
-{ Called on every allocation and free with the change in used bytes. The
-  common case is one thread-variable lookup and an add. }
-procedure CountBytes(Change: PtrInt); inline;
-var
-  Delta: ^PtrInt;
-  D: PtrInt;
-begin
-  Delta := @ThreadDelta;
-  D := Delta^ + Change;
-  if (D >= FlushBytes) or (D <= -FlushBytes) then
-  begin
-    Delta^ := 0;
-    PublishDelta(D);
-  end
-  else
-    Delta^ := D;
-end;
-
-procedure FlushThreadDelta;
-var
-  Delta: ^PtrInt;
-  D: PtrInt;
-begin
-  Delta := @ThreadDelta;
-  D := Delta^;
-  if D <> 0 then
-  begin
-    Delta^ := 0;
-    PublishDelta(D);
+    Peak := PeakUsedSeen;
   end;
 end;
 
@@ -200,31 +172,31 @@ end;
 { --- TMemoryManager functions ---------------------------------------------- }
 
 function BriskGetMem(Size: PtrUInt): Pointer;
+var
+  Usable: PtrUInt;
 begin
   { GetMem(0) returns a real block in FPC (the default heap allocates one
     byte), so that FreeMem and MemSize work on it like on any other. }
   if Size = 0 then
     Size := 1;
-  Result := brisk_malloc(Size);
+  Result := brisk_binding_malloc(Size, Usable);
   if Result = nil then
-    Exit(OutOfMemory);
-  CountBytes(brisk_usable_size(Result));
+    Result := OutOfMemory;
 end;
 
 function BriskFreeMem(P: Pointer): PtrUInt;
 begin
   if P = nil then
     Exit(0);
-  if brisk_owns(P) = 0 then
+  Result := brisk_binding_free(P);
+  if Result = 0 then   { every block brisk hands out has a usable size > 0 }
     ForeignPointer('FreeMem', P);
-  Result := brisk_usable_size(P);
-  brisk_free(P);
-  CountBytes(-PtrInt(Result));
 end;
 
 { FreeMem(P, Size), the TP7 form. As in the RTL's default heap a Size of 0
   frees nothing; otherwise Size must not exceed the block (cmem checks it the
-  same way), which catches a pointer freed with another block's size. }
+  same way), which catches a pointer freed with another block's size. Rare,
+  so it checks before it frees, in separate calls. }
 function BriskFreeMemSize(P: Pointer; Size: PtrUInt): PtrUInt;
 begin
   if (Size = 0) or (P = nil) then
@@ -239,27 +211,35 @@ begin
     Flush(StdErr);
     HandleError(204);
   end;
-  brisk_free(P);
-  CountBytes(-PtrInt(Result));
+  Result := brisk_binding_free(P);
 end;
 
+{ The RTL's AllocMem zeroes the Size bytes asked for, as the default heap
+  does; brisk_calloc is not used because its blocks would escape the count
+  that the brisk_binding_* calls keep. }
 function BriskAllocMem(Size: PtrUInt): Pointer;
+var
+  Usable: PtrUInt;
 begin
   if Size = 0 then
     Size := 1;
-  Result := brisk_calloc(1, Size);
+  Result := brisk_binding_malloc(Size, Usable);
   if Result = nil then
     Exit(OutOfMemory);
-  CountBytes(brisk_usable_size(Result));
+  FillChar(Result^, Size, 0);
 end;
+
+const
+  { Blocks up to this size are not moved by a ReAllocMem that shrinks them. }
+  ShrinkInPlaceMax = 512;
 
 { ReAllocMem(P, 0) frees P and sets it to nil; ReAllocMem(nil, N) allocates.
   On failure P is left as it was (still valid) and nil is returned when
   ReturnNilIfGrowHeapFails is set, runtime error 203 otherwise. }
 function BriskReAllocMem(var P: Pointer; Size: PtrUInt): Pointer;
 var
-  OldSize: PtrUInt;
   NewP: Pointer;
+  Usable: PtrUInt;
 begin
   if Size = 0 then
   begin
@@ -275,17 +255,31 @@ begin
     P := BriskGetMem(Size);
     Exit(P);
   end;
+  { brisk_binding_realloc reads the old block's size from its page, so a
+    foreign pointer must be caught before. }
   if brisk_owns(P) = 0 then
     ForeignPointer('ReAllocMem', P);
-  OldSize := brisk_usable_size(P);
-  NewP := brisk_realloc(P, Size);
+  { A block that still holds Size bytes stays where it is when brisk would
+    keep it too (at least half used), and always when it is small: the
+    RTL's default heap never moves a block of up to 544 bytes that shrinks,
+    and cmem (glibc) shrinks in place as well. This matters for strings:
+    SetLength on a string it owns alone calls ReAllocMem only to shrink it
+    to half or less (ReadLn does so for every line shorter than about 120
+    characters), and brisk_realloc moves such a block, a malloc, copy and
+    free per line. What a small block keeps is at most ShrinkInPlaceMax
+    bytes, as with the default heap. }
+  Usable := brisk_usable_size(P);
+  if (Size <= Usable) and ((Usable <= ShrinkInPlaceMax) or (Size >= Usable div 2)) then
+    Exit(P);
+  NewP := brisk_binding_realloc(P, Size, Usable);
   if NewP = nil then
     Exit(OutOfMemory);
   P := NewP;
-  CountBytes(PtrInt(brisk_usable_size(NewP)) - PtrInt(OldSize));
   Result := NewP;
 end;
 
+{ Called by the RTL's ansistring SetLength on every resize of a string it
+  owns alone, so it is warm too: two cheap calls. }
 function BriskMemSize(P: Pointer): PtrUInt;
 begin
   if P = nil then
@@ -295,19 +289,16 @@ begin
   Result := brisk_usable_size(P);
 end;
 
-{ Never called by FPC 3.2.2 on Linux (the RTL only calls it on targets
-  without the default heap), but part of the record's contract: a new thread
-  starts with nothing counted. }
+{ brisk sets a thread up on its first call and hands its caches back from
+  its own thread-exit hook, so there is nothing to do here. The entries are
+  set anyway because units that hook thread exit (GetMemoryManager, replace
+  DoneThread, call the previous one) expect a procedure to chain to. }
 procedure BriskInitThread;
 begin
-  ThreadDelta := 0;
 end;
 
-{ A thread ends: publish what it counted, or its share of "used" is lost.
-  brisk itself returns the thread's caches from its own thread-exit hook. }
 procedure BriskDoneThread;
 begin
-  FlushThreadDelta;
 end;
 
 function ClampToCardinal(Value: PtrUInt): Cardinal; inline;
@@ -330,15 +321,13 @@ var
   Info: TBriskMemoryInfo;
   Used: Int64;
 begin
-  FlushThreadDelta;
+  Used := brisk_binding_bytes_in_use;
+  NotePeak(Used);
   Info := CurrentInfo;
-  Used := GlobalUsed;
-  if Used < 0 then   { another thread freed blocks it has not published yet }
-    Used := 0;
   Result.CurrHeapSize := Info.Committed;
   Result.MaxHeapSize := Info.CommittedPeak;
   Result.CurrHeapUsed := Used;
-  Result.MaxHeapUsed := GlobalPeak;
+  Result.MaxHeapUsed := PeakUsedSeen;
   if Result.CurrHeapSize > Result.CurrHeapUsed then
     Result.CurrHeapFree := Result.CurrHeapSize - Result.CurrHeapUsed
   else

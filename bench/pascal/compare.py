@@ -2,15 +2,21 @@
 """Side-by-side run of the Pascal workloads under three memory managers.
 
 Runs build/bench/pascal/{lines,objects}_{fpcheap,cmem,brisk} at 1, 2 and 4
-threads, interleaved (every repetition runs all variants in turn, so that a
-slow phase of the machine hits all of them alike), takes the median wall time
-(the parallel phase, as each workload reports it in ms=)
-and median peak RSS of each, and prints a markdown table with the check of
-issue 4: at 2 threads BriskMM faster than both the default heap and cmem, with
-peak RSS at most 10% above the default heap's.
+threads, interleaved (every repetition runs all variants in turn, in a
+rotating order, so that a slow phase of the machine hits all of them alike),
+takes the median wall time of the parallel phase (as each workload reports it
+in ms=), the median CPU time of the process (user + system, from wait4: less
+sensitive than wall time to other processes on a small machine) and the
+median peak RSS of each, and prints a markdown table with the check of issue
+4: at 2 threads BriskMM faster than both the default heap and cmem, with peak
+RSS at most 10% above the default heap's.
 
-    bench/pascal/compare.py [--build build] [--data DIR] [--mb 48] [--reps 5]
-                            [--threads 1,2,4] [--quick]
+lines runs with --keep (each thread holds its file's split lines until the
+file is done, so that peak RSS shows the memory manager's footprint); pass
+--no-keep for the variant that reuses one TStringList per thread.
+
+    bench/pascal/compare.py [--build build] [--data DIR] [--files 4] [--mb 32]
+                            [--reps 5] [--threads 1,2,4] [--no-keep] [--quick]
 
 Line data: DIR (default BUILD/bench/pascal/lines_data) is generated with
 gen_lines when it has no expect.txt. Standard library only; peak RSS is the
@@ -49,6 +55,7 @@ def run_measured(argv):
         err = err_file.read()
     _, status, usage = os.wait4(pid, 0)
     seconds = time.perf_counter() - start
+    cpu_seconds = usage.ru_utime + usage.ru_stime
     code = os.waitstatus_to_exitcode(status)
     last = out.strip().splitlines()[-1] if out.strip() else ""
     if code != 0 or not last.startswith("RESULT ok=1 "):
@@ -61,7 +68,7 @@ def run_measured(argv):
     # wall time would add start-up and FPC's 100 ms TThread.WaitFor polling
     if "ms" in fields:
         seconds = int(fields["ms"]) / 1000.0
-    return seconds, rss_kib, last
+    return seconds, cpu_seconds, rss_kib, last
 
 
 def main():
@@ -71,10 +78,12 @@ def main():
     parser.add_argument("--build", default=os.path.join(root, "build"))
     parser.add_argument("--data", default=None)
     parser.add_argument("--files", type=int, default=4)
-    parser.add_argument("--mb", type=int, default=48, help="MiB per line file")
+    parser.add_argument("--mb", type=int, default=32, help="MiB per line file")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--threads", default="1,2,4")
     parser.add_argument("--items", type=int, default=1000, help="objects workload items")
+    parser.add_argument("--no-keep", action="store_true",
+                        help="lines without --keep (one reused TStringList per thread)")
     parser.add_argument("--quick", action="store_true", help="tiny data, 1 repetition")
     args = parser.parse_args()
     if args.quick:
@@ -96,40 +105,51 @@ def main():
             f.write(wanted)
 
     threads = [int(t) for t in args.threads.split(",")]
+    keep = [] if args.no_keep else ["--keep"]
+    lines_label = "lines" if args.no_keep else "lines --keep"
+    started = time.strftime("%Y-%m-%d %H:%M %Z")
+    load_before = os.getloadavg()
     cases = []  # (label, threads, {manager: argv})
     for t in threads:
         for reader in ("readln", "stream"):
-            cases.append((f"lines ({reader})", t, {
+            cases.append((f"{lines_label} ({reader})", t, {
                 m: [os.path.join(bin_dir, f"lines_{m}"), "--threads", str(t), "--dir", data,
-                    "--reader", reader] for m in MANAGERS}))
+                    "--reader", reader] + keep for m in MANAGERS}))
         cases.append(("objects", t, {
             m: [os.path.join(bin_dir, f"objects_{m}"), "--threads", str(t), "--items",
                 str(args.items)] for m in MANAGERS}))
 
-    samples = {}  # (label, t, manager) -> [(seconds, rss)]
+    samples = {}  # (label, t, manager) -> [(seconds, cpu_seconds, rss)]
     for rep in range(args.reps):
         for label, t, argvs in cases:
             # rotate the order every repetition: no variant always runs first
             order = MANAGERS[rep % 3:] + MANAGERS[:rep % 3]
             for m in order:
-                seconds, rss, _ = run_measured(argvs[m])
-                samples.setdefault((label, t, m), []).append((seconds, rss))
+                seconds, cpu_seconds, rss, _ = run_measured(argvs[m])
+                samples.setdefault((label, t, m), []).append((seconds, cpu_seconds, rss))
         print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
 
     def med(label, t, m, index):
         return statistics.median(s[index] for s in samples[(label, t, m)])
 
-    print(f"Median of {args.reps} interleaved runs; {os.cpu_count()} CPUs; "
-          f"lines: {args.files} files x {args.mb} MiB; objects: {args.items} items.\n")
+    load_after = os.getloadavg()
+    print(f"Median of {args.reps} interleaved runs; {os.cpu_count()} CPUs; started {started}; "
+          f"load average (1/5/15 min) {' '.join(f'{x:.2f}' for x in load_before)} at the start, "
+          f"{' '.join(f'{x:.2f}' for x in load_after)} at the end; "
+          f"lines: {args.files} files x {args.mb} MiB; objects: {args.items} items.")
+    print("s = wall time of the parallel phase; CPU s = user + system time of the process.\n")
     print("| workload | threads | " + " | ".join(f"{LABELS[m]} s" for m in MANAGERS)
+          + " | " + " | ".join(f"{LABELS[m]} CPU s" for m in MANAGERS)
           + " | " + " | ".join(f"{LABELS[m]} RSS MiB" for m in MANAGERS)
           + " | BriskMM speed-up vs FPC heap / cmem |")
-    print("|---|---:|" + "---:|" * (2 * len(MANAGERS) + 1))
+    print("|---|---:|" + "---:|" * (3 * len(MANAGERS) + 1))
     verdicts = []
     for label, t, _ in cases:
         secs = {m: med(label, t, m, 0) for m in MANAGERS}
-        rss = {m: med(label, t, m, 1) / 1024 for m in MANAGERS}
+        cpu = {m: med(label, t, m, 1) for m in MANAGERS}
+        rss = {m: med(label, t, m, 2) / 1024 for m in MANAGERS}
         print(f"| {label} | {t} | " + " | ".join(f"{secs[m]:.2f}" for m in MANAGERS) + " | "
+              + " | ".join(f"{cpu[m]:.2f}" for m in MANAGERS) + " | "
               + " | ".join(f"{rss[m]:.1f}" for m in MANAGERS) + " | "
               + f"{secs['fpcheap'] / secs['brisk']:.2f}x / {secs['cmem'] / secs['brisk']:.2f}x |")
         if t == 2:

@@ -4,7 +4,15 @@
   (thread i reads files i, i+T, ...). Built three times, once per memory
   manager (see the uses clause), to compare them on identical code.
 
-  lines --threads T --dir DIR [--reader readln|stream] [--quick]
+  lines --threads T --dir DIR [--reader readln|stream] [--keep] [--quick]
+
+  --keep: each line is split into a TStringList of its own, and a thread
+  keeps all of its file's lists until the file is done, then frees them
+  (as the seed's program held its data, several GB). The peak RSS then
+  shows the memory manager's footprint for many small live blocks, not just
+  its cache for one line; the work per line includes creating and freeing
+  that list. Without --keep one TStringList per thread is reused for every
+  line.
 
   The last line on stdout is "RESULT ok=1 ops=<lines> ..."; the counts are
   checked against DIR/expect.txt (docs/CONTRACTS.md). --quick reads only the
@@ -19,7 +27,7 @@ uses
 {$ELSEIF DEFINED(MM_CMEM)}
   cmem,
 {$ENDIF}
-  cthreads, Classes, SysUtils, streamex;
+  cthreads, Classes, SysUtils, Contnrs, streamex;
 
 type
   TReaderKind = (rkReadLn, rkStream);
@@ -33,6 +41,10 @@ type
     FIndex, FStride, FFileCount: Integer;
     FDir: string;
     FReader: TReaderKind;
+    FKeep: Boolean;
+    { --keep: the lists of the current file's lines, freed when it is done }
+    FKept: TObjectList;
+    function NewLineList: TStringList;
     procedure ProcessLine(const Line: string; List: TStringList);
     procedure ReadWithReadLn(const FileName: string; List: TStringList);
     procedure ReadWithStream(const FileName: string; List: TStringList);
@@ -42,7 +54,7 @@ type
     Counts: TCounts;
     Error: string;
     constructor Create(AIndex, AStride, AFileCount: Integer; const ADir: string;
-      AReader: TReaderKind);
+      AReader: TReaderKind; AKeep: Boolean);
   end;
 
 { Completion signal for the timing. TThread.WaitFor in the main thread polls
@@ -62,23 +74,39 @@ const
   ReaderNames: array[TReaderKind] of string = ('readln', 'stream');
 
 constructor TLineThread.Create(AIndex, AStride, AFileCount: Integer; const ADir: string;
-  AReader: TReaderKind);
+  AReader: TReaderKind; AKeep: Boolean);
 begin
   FIndex := AIndex;
   FStride := AStride;
   FFileCount := AFileCount;
   FDir := ADir;
   FReader := AReader;
+  FKeep := AKeep;
   FillChar(Counts, SizeOf(Counts), 0);
   inherited Create(False);
 end;
 
+function TLineThread.NewLineList: TStringList;
+begin
+  Result := TStringList.Create;
+  Result.Delimiter := #9;
+  Result.StrictDelimiter := True;
+  Result.QuoteChar := #0;
+end;
+
 { What the seed's program did with every line: split it on Tab into a list.
-  The fields are then read back, so that the work cannot be skipped. }
+  The fields are then read back, so that the work cannot be skipped. With
+  --keep the line gets a list of its own, kept until the file is done;
+  otherwise the thread's one List is reused. }
 procedure TLineThread.ProcessLine(const Line: string; List: TStringList);
 var
   I: Integer;
 begin
+  if FKeep then
+  begin
+    List := NewLineList;
+    FKept.Add(List);
+  end;
   List.DelimitedText := Line;
   Inc(Counts.Lines);
   if List.Count = 0 then
@@ -133,11 +161,9 @@ var
   FileIndex: Integer;
   FileName: string;
 begin
-  List := TStringList.Create;
+  List := NewLineList;
+  FKept := TObjectList.Create(True);
   try
-    List.Delimiter := #9;
-    List.StrictDelimiter := True;
-    List.QuoteChar := #0;
     FileIndex := FIndex;
     while FileIndex < FFileCount do
     begin
@@ -146,12 +172,14 @@ begin
         ReadWithReadLn(FileName, List)
       else
         ReadWithStream(FileName, List);
+      FKept.Clear;   { --keep: the file is done, free its lines' lists }
       Inc(FileIndex, FStride);
     end;
   except
     on E: Exception do
       Error := E.ClassName + ': ' + E.Message;
   end;
+  FKept.Free;
   List.Free;
   ThreadFinished;
 end;
@@ -211,6 +239,7 @@ var
   ThreadCount: Integer = 1;
   Dir: string = '';
   Reader: TReaderKind = rkReadLn;
+  Keep: Boolean = False;
   Quick: Boolean = False;
   I, FileCount: Integer;
   Threads: array of TLineThread;
@@ -241,13 +270,18 @@ begin
       else Fail('--reader must be readln or stream');
       Inc(I, 2);
     end
+    else if ParamStr(I) = '--keep' then
+    begin
+      Keep := True;
+      Inc(I);
+    end
     else if ParamStr(I) = '--quick' then
     begin
       Quick := True;
       Inc(I);
     end
     else
-      Fail('usage: lines --threads T --dir DIR [--reader readln|stream] [--quick]');
+      Fail('usage: lines --threads T --dir DIR [--reader readln|stream] [--keep] [--quick]');
   end;
   if ThreadCount < 1 then
     Fail('--threads must be at least 1');
@@ -274,7 +308,7 @@ begin
   Started := GetTickCount64;
   SetLength(Threads, ThreadCount);
   for I := 0 to ThreadCount - 1 do
-    Threads[I] := TLineThread.Create(I, ThreadCount, FileCount, Dir, Reader);
+    Threads[I] := TLineThread.Create(I, ThreadCount, FileCount, Dir, Reader, Keep);
   RTLEventWaitFor(AllThreadsDone);
   Millis := GetTickCount64 - Started;
   RTLEventDestroy(AllThreadsDone);
@@ -302,7 +336,7 @@ begin
     if Total.Bytes <> ExpectValue(ExpectLine, 'bytes') then
       Fail(Format('fields hold %d bytes, expect.txt says %d', [Total.Bytes, ExpectValue(ExpectLine, 'bytes')]));
   end;
-  Writeln(Format('RESULT ok=1 ops=%d lines=%d fields=%d bytes=%d threads=%d reader=%s ms=%d peak_rss_kib=%d',
+  Writeln(Format('RESULT ok=1 ops=%d lines=%d fields=%d bytes=%d threads=%d reader=%s keep=%d ms=%d peak_rss_kib=%d',
     [Total.Lines, Total.Lines, Total.Fields, Total.Bytes, ThreadCount,
-     ReaderNames[Reader], Millis, PeakRssKiB]));
+     ReaderNames[Reader], Ord(Keep), Millis, PeakRssKiB]));
 end.

@@ -153,8 +153,54 @@ begin
     if P[J] <> Byte(J) then
       Kept := False;
   Check(Kept, 'ReAllocMem shrink keeps the prefix');
+  Check(MemSize(P) < 8 * MiB, 'a big block that shrinks gives its room back');
   Check(ReAllocMem(P, 0) = nil, 'ReAllocMem(P, 0) returns nil');
   Check(P = nil, 'ReAllocMem(P, 0) frees and sets P to nil');
+end;
+
+{ Small blocks stay put when they shrink, as with the RTL's default heap;
+  the heap status follows every kind of ReAllocMem. }
+procedure TestReAllocMemInPlace;
+var
+  P, Before: PByte;
+  OldSize: PtrUInt;
+  J: Integer;
+  Kept: Boolean;
+  S: string;
+  UsedBefore: PtrUInt;
+begin
+  UsedBefore := GetFPCHeapStatus.CurrHeapUsed;
+  P := GetMem(280);
+  for J := 0 to 279 do
+    P[J] := Byte(J);
+  OldSize := MemSize(P);
+  Before := P;
+  ReAllocMem(P, 100);
+  Check(P = Before, 'a small block that shrinks to less than half stays put');
+  Check(MemSize(P) = OldSize, 'and keeps its size');
+  Kept := True;
+  for J := 0 to 99 do
+    if P[J] <> Byte(J) then
+      Kept := False;
+  Check(Kept, 'and its contents');
+  ReAllocMem(P, OldSize);
+  Check(P = Before, 'growing back within the block stays put');
+  ReAllocMem(P, OldSize + 1);
+  Check(MemSize(P) > OldSize, 'growing past the block moves it');
+  Check(P[99] = 99, 'the move keeps the contents');
+  Check(GetFPCHeapStatus.CurrHeapUsed = UsedBefore + MemSize(P),
+    'CurrHeapUsed follows ReAllocMem');
+  FreeMem(P);
+  Check(GetFPCHeapStatus.CurrHeapUsed = UsedBefore, 'CurrHeapUsed back after ReAllocMem and FreeMem');
+
+  { what ReadLn does for every line: SetLength(S, 255), then to the length }
+  S := '';
+  SetLength(S, 255);
+  FillChar(S[1], 255, 'x');
+  Before := Pointer(S);
+  SetLength(S, 40);
+  Check(Pointer(S) = Before, 'SetLength shrinking a short string keeps it in place');
+  Check((Length(S) = 40) and (S[40] = 'x'), 'and it holds the prefix');
 end;
 
 procedure TestFailures;
@@ -592,6 +638,7 @@ begin
   TestSizesAndAlignment;
   TestAllocMem;
   TestReAllocMem;
+  TestReAllocMemInPlace;
   TestFailures;
   TestStrings;
   TestDynamicArrays;
