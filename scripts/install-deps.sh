@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# Installs what building, testing and benchmarking brisk need on Debian.
-# Usage: scripts/install-deps.sh [test|bench]   (default: test)
-# Only missing packages are installed; without root or apt it lists them.
+# Installs what building and testing brisk need on Debian (only what is
+# missing). Usage: scripts/install-deps.sh [test|bench]   (default: test)
+# bench also tries the chart library; the peer allocators are installed by
+# ./brisk bench itself, which says which ones it had to skip.
 set -euo pipefail
-want=(cmake ninja-build gcc g++ clang clang-format pkg-config make python3 sqlite3 fpc)
-if [ "${1:-test}" = bench ]; then
-  want+=(libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2 python3-matplotlib)
-fi
-missing=()
-for pkg in "${want[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
+want=(cmake ninja-build gcc g++ clang clang-format pkg-config make python3 sqlite3 binutils
+      fp-compiler fp-units-rtl fp-units-fcl)
+optional=()
+[ "${1:-test}" = bench ] && optional+=(python3-matplotlib)
+
+missing() {
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+  done
+}
+mapfile -t need < <(missing "${want[@]}")
+mapfile -t maybe < <(missing "${optional[@]}")
+[ ${#need[@]} -eq 0 ] && [ ${#maybe[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-  echo "install-deps: cannot install (need root and apt-get); missing: ${missing[*]}" >&2
+  [ ${#need[@]} -eq 0 ] && exit 0
+  echo "install-deps: cannot install (need root and apt-get); missing: ${need[*]}" >&2
   exit 1
 fi
-echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: installing ${need[*]}"
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+for pkg in "${maybe[@]}"; do
+  apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 ||
+    echo "install-deps: could not install $pkg (optional); continuing" >&2
+done
