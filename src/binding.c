@@ -1,47 +1,63 @@
 /* Entry points for language bindings that keep heap figures (BriskMM): each
  * does in one call what the binding would otherwise do in three, and keeps
- * the count of bytes in live blocks in the calling thread's heap. */
+ * the count of bytes in live blocks in the calling thread's heap. The common
+ * case is the fast path itself plus one counter update. */
 #include "fast_path.h"
 
-static void binding_count(ptrdiff_t change) {
-  heap_t *heap = heap_for_this_thread();
-  if (heap != NULL) counter_add(heap->counters.binding_bytes, (int64_t)change);
+#include <errno.h>
+
+static void count_in(heap_t *heap, ptrdiff_t change) {
+  counter_add(heap->counters.binding_bytes, (int64_t)change);
 }
 
-/* Usable size of a block on a page this thread owns, without the general
- * lookup; 0 when the page needs the general one. */
-static inline size_t plain_usable_size(const void *p) {
-  segment_t *segment = segment_of(p);
-  page_t *page = page_of(segment, p);
-  return atomic_load_relaxed(&page->xowner_tag) == tl_heap ? page->block_size : 0;
+/* Counts a block that went through a slow path. */
+static NOINLINE void count_slow(ptrdiff_t change) {
+  heap_t *heap = heap_for_this_thread();
+  if (heap != NULL) count_in(heap, change);
 }
 
 void *brisk_binding_malloc(size_t size, size_t *usable) {
-  void *p = fast_malloc(size);
-  size_t bytes = 0;
-  if (p != NULL) {
-    bytes = plain_usable_size(p);
-    if (bytes == 0) bytes = brisk_usable_size(p);
-    binding_count((ptrdiff_t)bytes);
+  heap_t *heap = tl_heap;
+  page_t *page = fast_page(heap, size);
+  if (likely(page != NULL)) {
+    *usable = page->block_size;
+    count_in(heap, (ptrdiff_t)page->block_size);
+    return page_pop(page);
   }
-  *usable = bytes;
+  void *p = malloc_slow(size, false);
+  *usable = p != NULL ? brisk_usable_size(p) : 0;
+  if (p != NULL) count_slow((ptrdiff_t)*usable);
   return p;
 }
 
 size_t brisk_binding_free(void *p) {
-  if (p == NULL || !brisk_owns(p)) return 0;
-  size_t bytes = plain_usable_size(p);
-  if (bytes == 0) bytes = brisk_usable_size(p);
-  fast_free(p);
-  binding_count(-(ptrdiff_t)bytes);
+  if (p == NULL || !segment_map_contains(segment_of(p))) return 0;
+  segment_t *segment = segment_of(p);
+  if ((const uint8_t *)p >= (const uint8_t *)segment + segment->size) return 0;
+  page_t *page = page_of(segment, p);
+  heap_t *heap = tl_heap;
+  if (likely(atomic_load_relaxed(&page->xowner_tag) == heap)) {
+    size_t bytes = page->block_size;
+    count_in(heap, -(ptrdiff_t)bytes);
+    free_local(heap, page, (block_t *)p);
+    return bytes;
+  }
+  size_t bytes = brisk_usable_size(p);
+  free_slow(segment, page, p);
+  count_slow(-(ptrdiff_t)bytes);
   return bytes;
 }
 
 void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
+  if (p != NULL && !brisk_owns(p)) {
+    *usable = 0;
+    errno = EINVAL;
+    return NULL; /* not brisk's: nothing freed, nothing allocated */
+  }
   size_t before = p == NULL ? 0 : brisk_usable_size(p);
   void *q = brisk_realloc(p, size);
   size_t after = q == NULL ? (size == 0 ? 0 : before) : brisk_usable_size(q);
-  binding_count((ptrdiff_t)after - (ptrdiff_t)before);
+  count_slow((ptrdiff_t)after - (ptrdiff_t)before);
   *usable = after;
   return q;
 }

@@ -6,18 +6,35 @@
 
 #include "internal.h"
 
+/* Takes the first free block of a page whose free list is not empty. */
+static inline block_t *page_pop(page_t *page) {
+  block_t *block = page->free;
+  page->free = block->next;
+  page->used++;
+  block->cookie = 0; /* a live block never carries the free cookie */
+  return block;
+}
+
+/* The page serving size on this thread's fast path, when it has a block. */
+static inline page_t *fast_page(heap_t *heap, size_t size) {
+  if (unlikely(size > DIRECT_MAX)) return NULL;
+  page_t *page = heap->direct[(size + 7) >> 3];
+  return likely(page->free != NULL) ? page : NULL;
+}
+
 static inline void *fast_malloc(size_t size) {
-  if (likely(size <= DIRECT_MAX)) {
-    page_t *page = tl_heap->direct[(size + 7) >> 3];
-    block_t *block = page->free;
-    if (likely(block != NULL)) {
-      page->free = block->next;
-      page->used++;
-      block->cookie = 0;
-      return block;
-    }
-  }
+  page_t *page = fast_page(tl_heap, size);
+  if (likely(page != NULL)) return page_pop(page);
   return malloc_slow(size, false);
+}
+
+/* Frees a block into a page of the calling thread's own heap. */
+static inline void free_local(heap_t *heap, page_t *page, block_t *block) {
+  if (unlikely(block->cookie == free_cookie(block))) double_free_detected(block);
+  block->cookie = free_cookie(block);
+  block->next = page->local_free;
+  page->local_free = block;
+  if (unlikely(--page->used == 0)) page_retire(heap, page);
 }
 
 /* A page's owner_tag equals the heap of the only thread that may free into it
@@ -29,12 +46,7 @@ static inline void fast_free(void *p) {
   page_t *page = page_of(segment, p);
   heap_t *heap = tl_heap;
   if (likely(atomic_load_relaxed(&page->xowner_tag) == heap)) {
-    block_t *block = (block_t *)p;
-    if (unlikely(block->cookie == free_cookie(block))) double_free_detected(p);
-    block->cookie = free_cookie(block);
-    block->next = page->local_free;
-    page->local_free = block;
-    if (unlikely(--page->used == 0)) page_retire(heap, page);
+    free_local(heap, page, (block_t *)p);
     return;
   }
   free_slow(segment, page, p);

@@ -105,7 +105,14 @@ INTERNAL void options_init(void);
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
-INTERNAL bool segment_map_contains(const segment_t *segment);
+#define SEGMENT_UNIT_COUNT ((size_t)1 << (47 - SEGMENT_SHIFT)) /* 128 TiB of user space */
+INTERNAL extern _Atomic(uint8_t) *_Atomic xsegment_units;
+static inline bool segment_map_contains(const segment_t *segment) {
+  uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
+  if (unit >= SEGMENT_UNIT_COUNT) return false;
+  _Atomic(uint8_t) *units = atomic_load_acquire(&xsegment_units);
+  return units != NULL && atomic_load_acquire(&units[unit]) != 0;
+}
 /* Calls visit for every mapped segment (a diagnostic walk; not synchronised). */
 INTERNAL void segment_map_visit(void (*visit)(segment_t *segment, void *arg), void *arg);
 

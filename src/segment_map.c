@@ -5,10 +5,9 @@
  * ever become resident. */
 #include "internal.h"
 
-#define ADDRESS_BITS 47
-#define UNIT_COUNT ((size_t)1 << (ADDRESS_BITS - SEGMENT_SHIFT))
-
-static _Atomic(uint8_t) *_Atomic xunits;
+_Atomic(uint8_t) *_Atomic xsegment_units;
+#define xunits xsegment_units
+#define UNIT_COUNT SEGMENT_UNIT_COUNT
 
 static _Atomic(uint8_t) *units_get(bool create) {
   _Atomic(uint8_t) *units = atomic_load_acquire(&xunits);
@@ -27,13 +26,6 @@ void segment_map_set(segment_t *segment, bool present) {
   if (unit >= UNIT_COUNT) return;
   _Atomic(uint8_t) *units = units_get(present);
   if (units != NULL) atomic_store_release(&units[unit], present ? 1 : 0);
-}
-
-bool segment_map_contains(const segment_t *segment) {
-  uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
-  if (unit >= UNIT_COUNT) return false;
-  _Atomic(uint8_t) *units = units_get(false);
-  return units != NULL && atomic_load_acquire(&units[unit]) != 0;
 }
 
 void segment_map_visit(void (*visit)(segment_t *segment, void *arg), void *arg) {
