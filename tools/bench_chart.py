@@ -49,12 +49,12 @@ def draw(results, out_path):
             ax.grid(axis="y", alpha=0.3)
     meta = results.get("meta", {})
     fig.suptitle(f"brisk bench - {meta.get('cpu', '')}, {meta.get('cores', '?')} cores, "
-                 f"{meta.get('date', '')}", fontsize=11)
+                 f"{meta.get('date', '')}", fontsize=11, y=1 - 0.12 / fig.get_figheight())
     # One legend for the whole figure: per-plot legends would cover the bars.
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[a]) for a in allocators]
     top = 1 - 0.9 / fig.get_figheight()
     fig.legend(handles, allocators, loc="upper center", ncol=len(allocators), fontsize=9,
-               bbox_to_anchor=(0.5, top + 0.35 / fig.get_figheight()), frameon=False)
+               bbox_to_anchor=(0.5, 1 - 0.4 / fig.get_figheight()), frameon=False)
     fig.tight_layout(rect=(0, 0, 1, top))
     fig.savefig(out_path, dpi=90)
     plt.close(fig)
