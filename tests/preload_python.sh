@@ -7,11 +7,7 @@ set -u
 lib=$1
 workload=$2
 py=/usr/bin/python3
-pass=0
-fail=0
-ok() { echo "ok: $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED: $1"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+. "$(dirname "$0")/preload_common.sh"
 
 if [ ! -x "$py" ]; then
   bad "$py (Debian's python3) is not installed: apt-get install python3"
@@ -34,18 +30,7 @@ rc=$?
 [ $rc -eq 124 ] && bad "brisk run timed out after 100 s (hang)"
 [ $rc -eq 0 ] && ok "brisk run exits 0" || { bad "brisk run exit status $rc"; cat "$tmp/err.brisk"; }
 
-if cmp -s "$tmp/out.glibc" "$tmp/out.brisk"; then
-  ok "stdout identical ($(wc -l <"$tmp/out.brisk") lines)"
-else
-  bad "stdout differs"
-  diff "$tmp/out.glibc" "$tmp/out.brisk" | head -40
-fi
-if cmp -s "$tmp/err.glibc" "$tmp/err.brisk"; then
-  ok "stderr identical"
-else
-  bad "stderr differs"
-  diff "$tmp/err.glibc" "$tmp/err.brisk" | head -40
-fi
+same_output "$tmp"
 grep -qx "done" "$tmp/out.brisk" && ok "workload completed" || bad "workload did not complete"
 
 # brisk must be absent from the reference run and serving malloc in the other

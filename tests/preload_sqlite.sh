@@ -6,11 +6,7 @@
 set -u
 lib=$1
 script=$2
-pass=0
-fail=0
-ok() { echo "ok: $1"; pass=$((pass + 1)); }
-bad() { echo "FAILED: $1"; fail=$((fail + 1)); }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+. "$(dirname "$0")/preload_common.sh"
 
 sq=$(command -v sqlite3)
 if [ -z "$sq" ]; then
@@ -39,18 +35,7 @@ run() { # run NAME [LD_PRELOAD value]
 run glibc
 run brisk "$lib"
 
-if cmp -s "$tmp/out.glibc" "$tmp/out.brisk"; then
-  ok "output identical ($(wc -l <"$tmp/out.brisk") lines)"
-else
-  bad "output differs"
-  diff "$tmp/out.glibc" "$tmp/out.brisk" | head -40
-fi
-if cmp -s "$tmp/err.glibc" "$tmp/err.brisk"; then
-  ok "stderr identical"
-else
-  bad "stderr differs"
-  diff "$tmp/err.glibc" "$tmp/err.brisk" | head -40
-fi
+same_output "$tmp"
 grep -qx "ok" "$tmp/out.brisk" && ok "integrity_check ok" || bad "no integrity_check ok"
 [ "$(wc -l <"$tmp/out.brisk")" -gt 60 ] && ok "script ran to the end" || bad "output too short"
 cmp -s "$tmp/glibc.db" "$tmp/brisk.db" && ok "database files identical" || bad "database files differ"

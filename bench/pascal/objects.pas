@@ -18,11 +18,7 @@ program ObjectsWorkload;
 {$mode objfpc}{$H+}
 
 uses
-{$IF DEFINED(MM_BRISK)}
-  BriskMM,
-{$ELSEIF DEFINED(MM_CMEM)}
-  cmem,
-{$ENDIF}
+{$I memory_manager.inc}
   cthreads, Classes, SysUtils, Contnrs;
 
 const
@@ -207,33 +203,7 @@ begin
   Result := Sum * Rounds;
 end;
 
-{ Peak resident set size of this process in KiB (VmHWM), for the comparison
-  runner: measured here because a parent's wait4 figure also counts the
-  parent's own memory at fork time. 0 where /proc is not available. }
-function PeakRssKiB: Int64;
-var
-  Status: TStringList;
-  I: Integer;
-  Line: string;
-begin
-  Result := 0;
-  Status := TStringList.Create;
-  try
-    try
-      Status.LoadFromFile('/proc/self/status');
-    except
-      Exit;
-    end;
-    for I := 0 to Status.Count - 1 do
-    begin
-      Line := Status[I];
-      if Copy(Line, 1, 6) = 'VmHWM:' then
-        Result := StrToInt64Def(Trim(StringReplace(Copy(Line, 7, 64), 'kB', '', [])), 0);
-    end;
-  finally
-    Status.Free;
-  end;
-end;
+{$I workload_common.inc}
 
 procedure Fail(const Reason: string);
 begin

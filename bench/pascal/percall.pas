@@ -20,11 +20,7 @@ program PerCall;
 {$mode objfpc}{$H+}
 
 uses
-{$IF DEFINED(MM_BRISK)}
-  BriskMM,
-{$ELSEIF DEFINED(MM_CMEM)}
-  cmem,
-{$ENDIF}
+{$I memory_manager.inc}
   SysUtils;
 
 procedure Fail(const Reason: string);
