@@ -21,7 +21,7 @@ static const option_desc option_table[OPTION_COUNT] = {
     [OPTION_PROFILE] = {"profile", 0,
                         "1 = sample slow-path events by call site into "
                         "<program>.brisk-profile.txt (or BRISK_PROFILE_FILE)"},
-    [OPTION_PROFILE_RATE] = {"profile_rate", 64,
+    [OPTION_PROFILE_RATE] = {"profile_rate", 1024,
                              "trace one in this many refills and remote frees (each OS call "
                              "and lock wait is traced)"},
     [OPTION_CHECK] = {"check", 0,

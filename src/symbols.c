@@ -1,8 +1,9 @@
 /* Names for code addresses in reports: "function (file:line)". addr2line
- * (binutils) gives file and line; it runs once per module for all the
- * addresses of a report, with a bare environment (inheriting LD_PRELOAD and
- * BRISK_* would make it write reports of its own). Without it, the dynamic
- * symbol table gives what names it has. */
+ * (binutils) gives file and line for the program's own modules; it runs once
+ * per module for all the addresses of a report, with a bare environment
+ * (inheriting LD_PRELOAD and BRISK_* would make it write reports of its own).
+ * System libraries, and everything when addr2line is missing, are named from
+ * the dynamic symbol table. */
 #include "internal.h"
 
 #include <dlfcn.h>
@@ -119,6 +120,16 @@ static void name_batch(const char *module, const uintptr_t *pcs, const uintptr_t
   }
 }
 
+/* The system's libraries are named from their symbol tables: reports are
+ * about the program's own code, and reading libc's separate debug info
+ * would cost every report tens of milliseconds. */
+static bool is_system_module(const char *module) {
+  static const char *const prefixes[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+    if (strncmp(module, prefixes[i], strlen(prefixes[i])) == 0) return true;
+  return false;
+}
+
 void symbols_prepare(void *const *frames, size_t count) {
   bool have_tool = access("/usr/bin/addr2line", X_OK) == 0;
   bool done[256] = {false};
@@ -132,7 +143,8 @@ void symbols_prepare(void *const *frames, size_t count) {
     Dl_info info;
     uintptr_t offset;
     const char *module;
-    if (!have_tool || !locate((uintptr_t)frames[i], &info, &offset, &module)) {
+    if (!have_tool || !locate((uintptr_t)frames[i], &info, &offset, &module) ||
+        is_system_module(module)) {
       done[i] = true;
       continue;
     }

@@ -39,7 +39,7 @@ def parse(argv):
                         help="sample slow paths by call site into PROGRAM.brisk-profile.txt")
     parser.add_argument("--profile-file", metavar="FILE", help="write the profile to FILE")
     parser.add_argument("--profile-rate", type=int, metavar="N",
-                        help="trace one slow-path event in N (default 64)")
+                        help="trace one refill or remote free in N (default 1024)")
     parser.add_argument("--leaks", action="store_true",
                         help="report blocks still allocated at exit, by call site")
     parser.add_argument("--check", action="store_true",
