@@ -21,3 +21,13 @@ same_output() {
     diff "$1/err.glibc" "$1/err.brisk" | head -40
   fi
 }
+
+# prepare LIB: the library must exist; makes $tmp, removed at exit.
+prepare() {
+  if [ ! -f "$1" ]; then
+    bad "$1 does not exist"
+    finish
+  fi
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+}

@@ -13,12 +13,7 @@ if [ ! -x "$py" ]; then
   bad "$py (Debian's python3) is not installed: apt-get install python3"
   finish
 fi
-if [ ! -f "$lib" ]; then
-  bad "$lib does not exist"
-  finish
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+prepare "$lib"
 export PYTHONMALLOC=malloc PYTHONHASHSEED=0 LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
 unset LD_PRELOAD PYTHONPATH PYTHONHOME PYTHONSTARTUP
 

@@ -13,12 +13,7 @@ if [ -z "$sq" ]; then
   bad "sqlite3 is not installed (apt-get install sqlite3); this test needs it"
   finish
 fi
-if [ ! -f "$lib" ]; then
-  bad "$lib does not exist"
-  finish
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+prepare "$lib"
 unset LD_PRELOAD
 export LC_ALL=C
 

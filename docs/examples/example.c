@@ -18,7 +18,11 @@ static void *writer(void *arg) {
   for (int done = 0; done < RECORDS;) {
     pthread_mutex_lock(&lock);
     for (int s = 0; s < SLOTS; s++)
-      if (slot[s]) { free(slot[s]); slot[s] = NULL; done++; }
+      if (slot[s]) {
+        free(slot[s]);
+        slot[s] = NULL;
+        done++;
+      }
     pthread_mutex_unlock(&lock);
   }
   return NULL;
