@@ -55,6 +55,13 @@ BRISK_API int brisk_owns(const void *block);
  * pages of exited threads, cached segments and large spans. */
 BRISK_API void brisk_collect(void);
 
+/* Walks the calling thread's heap and checks its invariants: every free block
+ * lies inside its page on a block boundary and appears once, and each page's
+ * counts add up (used + free blocks = carved blocks, once no remote free is
+ * pending). Returns the number of problems found, each described on stderr;
+ * 0 means consistent. For tests and debugging: it walks every free list. */
+BRISK_API int brisk_heap_check(void);
+
 /* Process-wide memory figures, all in bytes. Cheap: read from counters the
  * OS layer keeps, never by walking the heap. */
 typedef struct brisk_memory_info {

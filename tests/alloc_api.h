@@ -37,6 +37,7 @@ static const char *(*x_version)(void);
 static int (*x_owns)(const void *);
 static void (*x_collect)(void);
 static int (*x_info_get)(brisk_memory_info *);
+static int (*x_heap_check)(void);
 
 /* Resolves the brisk extras; a missing one is a failure (brisk is not
  * loaded), and the program stops. */
@@ -45,9 +46,10 @@ static inline void api_init(void) {
   *(void **)&x_owns = dlsym(RTLD_DEFAULT, "brisk_owns");
   *(void **)&x_collect = dlsym(RTLD_DEFAULT, "brisk_collect");
   *(void **)&x_info_get = dlsym(RTLD_DEFAULT, "brisk_memory_info_get");
-  if (!x_version || !x_owns || !x_collect || !x_info_get)
+  *(void **)&x_heap_check = dlsym(RTLD_DEFAULT, "brisk_heap_check");
+  if (!x_version || !x_owns || !x_collect || !x_info_get || !x_heap_check)
     fprintf(stderr, "brisk symbols not found: libbrisk is not loaded into this process\n");
-  REQUIRE(x_version && x_owns && x_collect && x_info_get);
+  REQUIRE(x_version && x_owns && x_collect && x_info_get && x_heap_check);
 #ifdef BRISK_TEST_LINKED
   /* linked against libbrisk: its symbols are the ones found */
   REQUIRE(x_version == brisk_version && x_owns == brisk_owns);
@@ -57,6 +59,7 @@ static inline void api_init(void) {
 #define A_OWNS(p) x_owns(p)
 #define A_COLLECT() x_collect()
 #define A_INFO_GET(i) x_info_get(i)
+#define A_HEAP_CHECK() x_heap_check()
 
 #else /* brisk_* API */
 
@@ -78,6 +81,7 @@ static inline void api_init(void) {}
 #define A_OWNS(p) brisk_owns(p)
 #define A_COLLECT() brisk_collect()
 #define A_INFO_GET(i) brisk_memory_info_get(i)
+#define A_HEAP_CHECK() brisk_heap_check()
 #endif
 
 static inline brisk_memory_info api_info(void) {

@@ -216,6 +216,8 @@ static void *worker(void *arg) {
   for (int k = 0; k < SLOTS; k++)
     if (slots[k].p) free_block(&slots[k], "final free");
   A_FREE(slots);
+  /* the thread's own heap must still add up after all that */
+  CHECK_MSG(A_HEAP_CHECK() == 0, "heap check found problems in a stress worker");
   return NULL;
 }
 

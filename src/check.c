@@ -1,0 +1,94 @@
+/* brisk_heap_check(): the counting identities of types.h, checked by walking
+ * the calling thread's heap. Read-only, and only on the owner's own lists,
+ * so it is safe while other threads free into the heap. */
+#include "internal.h"
+
+#define MAX_BLOCKS_PER_PAGE (((size_t)1 << SMALL_PAGE_SHIFT) / 16)
+
+typedef struct checker {
+  int problems;
+} checker;
+
+static void problem(checker *c, const page_t *page, const char *what, const void *where) {
+  c->problems++;
+  fd_printf(2, "brisk: heap check: page %p (class %u, %u-byte blocks): %s %p\n", (const void *)page,
+            page->size_class, page->block_size, what, where);
+}
+
+/* Walks one free list, marking blocks in seen[]; returns how many it holds. */
+static size_t walk_list(checker *c, const page_t *page, const block_t *list, uint64_t *seen) {
+  size_t count = 0;
+  const uint8_t *end = page->area + (size_t)page->capacity * page->block_size;
+  for (const block_t *b = list; b != NULL; b = b->next) {
+    const uint8_t *at = (const uint8_t *)b;
+    if (at < page->area || at >= end || (size_t)(at - page->area) % page->block_size != 0) {
+      problem(c, page, "free list points outside the page's blocks:", b);
+      break;
+    }
+    size_t index = (size_t)(at - page->area) / page->block_size;
+    if (seen[index / 64] & ((uint64_t)1 << (index % 64))) {
+      problem(c, page, "block twice on the free lists (a cycle or a double free):", b);
+      break;
+    }
+    seen[index / 64] |= (uint64_t)1 << (index % 64);
+    count++;
+  }
+  return count;
+}
+
+static void check_page(checker *c, heap_t *heap, page_t *page, bool on_full_list) {
+  uint8_t flags = atomic_load_relaxed(&page->xflags);
+  if (!(flags & PAGE_IN_USE)) problem(c, page, "queued page not marked in use", page);
+  if (on_full_list != ((flags & PAGE_IN_FULL) != 0))
+    problem(c, page, "IN_FULL flag disagrees with the list holding the page", page);
+  if (page->block_size != class_size[page->size_class])
+    problem(c, page, "block size is not its class's", page);
+  if (page->capacity > page->reserved || page->capacity > MAX_BLOCKS_PER_PAGE) {
+    problem(c, page, "more blocks carved than fit", page);
+    return;
+  }
+  heap_t *tag = atomic_load_relaxed(&page->xowner_tag);
+  bool plain = !heap->diag && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
+  if (tag != (plain ? heap : NULL)) problem(c, page, "owner tag is wrong:", tag);
+  uint64_t seen[MAX_BLOCKS_PER_PAGE / 64] = {0};
+  size_t free_blocks = walk_list(c, page, page->free, seen);
+  free_blocks += walk_list(c, page, page->local_free, seen);
+  /* capacity = used + |free| + |local_free|, counting blocks on their way
+   * back from other threads (remote list, delayed list) as used. */
+  if ((size_t)page->used + free_blocks > page->capacity)
+    problem(c, page, "used + free blocks exceed the carved blocks", page);
+  bool pending = (atomic_load_acquire(&page->xthread_free) & ~XFREE_NOTIFY) != 0 ||
+                 atomic_load_acquire(&heap->xdelayed) != NULL;
+  if (!pending && (size_t)page->used + free_blocks != page->capacity)
+    problem(c, page, "blocks lost: used + free blocks < carved blocks", page);
+}
+
+static void check_queue(checker *c, heap_t *heap, page_queue_t *queue, bool full) {
+  const page_t *previous = NULL;
+  for (page_t *page = queue->first; page != NULL; page = page->next) {
+    if (page->prev != previous) problem(c, page, "queue back-link broken at", page);
+    check_page(c, heap, page, full);
+    previous = page;
+  }
+  if (queue->last != previous) problem(c, queue->first, "queue's last page is wrong:", queue->last);
+}
+
+int brisk_heap_check(void) {
+  heap_t *heap = tl_heap;
+  if (heap == &heap_empty) return 0;
+  checker c = {0};
+  for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
+    check_queue(&c, heap, &heap->queues[size_class], false);
+    unsigned first, last;
+    size_class_direct_slots(size_class, &first, &last);
+    page_t *expected = heap->diag || heap->queues[size_class].first == NULL
+                           ? &page_empty
+                           : heap->queues[size_class].first;
+    for (unsigned slot = first; slot <= last; slot++)
+      if (heap->direct[slot] != expected)
+        problem(&c, heap->direct[slot], "fast-path slot does not point at its class's first page",
+                (void *)(uintptr_t)slot);
+  }
+  check_queue(&c, heap, &heap->full, true);
+  return c.problems;
+}
