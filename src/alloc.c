@@ -11,7 +11,7 @@ void *malloc_slow(size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  if (unlikely(heap->diag)) return diag_malloc(heap, size, 0, zero);
+  if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
   if (size <= LARGE_MAX) {
     void *p = page_malloc_generic(heap, size);
     if (zero && p != NULL) memset(p, 0, size);
@@ -96,7 +96,7 @@ void *aligned_malloc(size_t alignment, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  if (unlikely(heap->diag)) return diag_malloc(heap, size, alignment, false);
+  if (unlikely(diag_counting)) return diag_malloc(heap, size, alignment, false);
   if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
   uint8_t *block = page_malloc_generic(heap, size + alignment - 1);
   if (block == NULL) return NULL;

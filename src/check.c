@@ -48,7 +48,7 @@ static void check_page(checker *c, heap_t *heap, page_t *page, bool on_full_list
     return;
   }
   heap_t *tag = atomic_load_relaxed(&page->xowner_tag);
-  bool plain = !heap->diag && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
+  bool plain = !diag_counting && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
   if (tag != (plain ? heap : NULL)) problem(c, page, "owner tag is wrong:", tag);
   uint64_t seen[MAX_BLOCKS_PER_PAGE / 64] = {0};
   size_t free_blocks = walk_list(c, page, page->free, seen);
@@ -81,7 +81,7 @@ int brisk_heap_check(void) {
     check_queue(&c, heap, &heap->queues[size_class], false);
     unsigned first, last;
     size_class_direct_slots(size_class, &first, &last);
-    page_t *expected = heap->diag || heap->queues[size_class].first == NULL
+    page_t *expected = diag_counting || heap->queues[size_class].first == NULL
                            ? &page_empty
                            : heap->queues[size_class].first;
     for (unsigned slot = first; slot <= last; slot++)

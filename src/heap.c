@@ -39,7 +39,6 @@ static heap_t *heap_new_locked(void) {
   memset(heap, 0, sizeof *heap);
   for (unsigned slot = 0; slot < DIRECT_SLOTS; slot++)
     heap->direct[slot] = &page_empty;
-  heap->diag = diag_counting;
   heap->next_created = created_first;
   created_first = heap;
   heaps_created++;

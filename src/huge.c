@@ -11,8 +11,7 @@
 #define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
 
 static pthread_mutex_t huge_lock = PTHREAD_MUTEX_INITIALIZER;
-static segment_t *cache_first;
-static size_t cache_count;
+static segment_list_t cache; /* freed spans, newest first */
 
 void huge_cache_lock(void) {
   mutex_lock_profiled(&huge_lock);
@@ -49,20 +48,13 @@ static void huge_unmap(segment_t *segment) {
 static segment_t *cache_take(size_t total) {
   segment_t *found = NULL;
   mutex_lock_profiled(&huge_lock);
-  for (segment_t *s = cache_first; s != NULL; s = s->next) {
+  for (segment_t *s = cache.first; s != NULL; s = s->next) {
     if (s->size >= total && s->size - total <= total / 4) {
       found = s;
       break;
     }
   }
-  if (found != NULL) {
-    if (found->prev != NULL)
-      found->prev->next = found->next;
-    else
-      cache_first = found->next;
-    if (found->next != NULL) found->next->prev = found->prev;
-    cache_count--;
-  }
+  if (found != NULL) segment_list_remove(&cache, found);
   pthread_mutex_unlock(&huge_lock);
   return found;
 }
@@ -115,21 +107,13 @@ void huge_free(segment_t *segment) {
   if (cacheable) {
     segment->freed_ms = os_clock_ms();
     mutex_lock_profiled(&huge_lock);
-    if (cache_count == HUGE_CACHE_MAX) { /* drop the oldest: the list's tail */
-      evicted = cache_first;
+    if (cache.count == HUGE_CACHE_MAX) { /* drop the oldest: the list's tail */
+      evicted = cache.first;
       while (evicted->next != NULL)
         evicted = evicted->next;
-      if (evicted->prev != NULL)
-        evicted->prev->next = NULL;
-      else
-        cache_first = NULL;
-      cache_count--;
+      segment_list_remove(&cache, evicted);
     }
-    segment->prev = NULL;
-    segment->next = cache_first;
-    if (cache_first != NULL) cache_first->prev = segment;
-    cache_first = segment;
-    cache_count++;
+    segment_list_push(&cache, segment);
     pthread_mutex_unlock(&huge_lock);
   } else {
     evicted = segment;
@@ -197,15 +181,10 @@ void huge_cache_collect(uint64_t now, bool force) {
   else if (pthread_mutex_trylock(&huge_lock) != 0)
     return;
   segment_t *expired = NULL;
-  for (segment_t *s = cache_first, *next; s != NULL; s = next) {
+  for (segment_t *s = cache.first, *next; s != NULL; s = next) {
     next = s->next;
     if (!force && s->freed_ms + (uint64_t)delay > now) continue;
-    if (s->prev != NULL)
-      s->prev->next = s->next;
-    else
-      cache_first = s->next;
-    if (s->next != NULL) s->next->prev = s->prev;
-    cache_count--;
+    segment_list_remove(&cache, s);
     s->next = expired;
     expired = s;
   }

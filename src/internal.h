@@ -57,6 +57,24 @@ static inline uintptr_t free_cookie(const block_t *block) {
 /* A second free of a block: report it with a stack trace, then abort. */
 INTERNAL void double_free_detected(const void *p) __attribute__((noreturn));
 
+/* ---- segment lists: a heap's segments with free pages, and the two caches --- */
+static inline void segment_list_push(segment_list_t *list, segment_t *segment) {
+  segment->prev = NULL;
+  segment->next = list->first;
+  if (list->first != NULL) list->first->prev = segment;
+  list->first = segment;
+  list->count++;
+}
+static inline void segment_list_remove(segment_list_t *list, segment_t *segment) {
+  if (segment->prev != NULL)
+    segment->prev->next = segment->next;
+  else
+    list->first = segment->next;
+  if (segment->next != NULL) segment->next->prev = segment->prev;
+  segment->next = segment->prev = NULL;
+  list->count--;
+}
+
 /* ---- size_class.c --------------------------------------------------------- */
 INTERNAL extern const uint32_t class_size[CLASS_COUNT];
 static inline unsigned size_class_of(size_t size) {
@@ -71,7 +89,6 @@ INTERNAL segment_kind size_class_kind(unsigned size_class);
 INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsigned *last);
 
 /* ---- os.c: the only file that talks to the kernel -------------------------- */
-INTERNAL void *os_map(size_t size);
 /* Address space for brisk's own tables: not counted as heap memory. */
 INTERNAL void *os_reserve(size_t size);
 INTERNAL void os_release(void *p, size_t size);
@@ -130,9 +147,7 @@ INTERNAL void *page_malloc_generic(heap_t *heap, size_t size);
 INTERNAL void page_retire(heap_t *heap, page_t *page);
 INTERNAL uint8_t *page_block_start(const page_t *page, const void *p);
 INTERNAL void page_mark_aligned(page_t *page);
-INTERNAL void page_queue_update_direct(heap_t *heap, unsigned size_class);
 INTERNAL void page_collect_heap(heap_t *heap, uint64_t now, bool force);
-INTERNAL size_t page_collect_thread_free(page_t *page);
 INTERNAL extern page_t page_empty;
 
 /* ---- heap.c: thread heaps ---------------------------------------------------- */
@@ -140,7 +155,6 @@ INTERNAL extern heap_t heap_empty;
 INTERNAL extern __thread heap_t *tl_heap;
 INTERNAL heap_t *heap_for_this_thread(void);
 INTERNAL void heap_housekeeping(heap_t *heap, bool force);
-INTERNAL void heap_process_delayed(heap_t *heap);
 INTERNAL void heap_push_delayed(heap_t *heap, block_t *block);
 INTERNAL void heap_thread_exit(void *heap);
 INTERNAL void heaps_collect_abandoned(bool force);

@@ -67,12 +67,6 @@ static void *map_raw(void *hint, size_t size, int extra_flags) {
   return p;
 }
 
-void *os_map(size_t size) {
-  void *p = map_raw(NULL, size, 0);
-  if (p != NULL) note_mapped((ptrdiff_t)size);
-  return p;
-}
-
 void *os_reserve(size_t size) {
   return map_raw(NULL, size, 0);
 }

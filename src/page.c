@@ -11,6 +11,8 @@
 
 page_t page_empty; /* free == NULL: every fast path through it fails */
 
+static void heap_process_delayed(heap_t *heap);
+
 /* Blocks carved per extension: about one OS page, so a fresh page touches
  * memory only as it is used. */
 #define EXTEND_BYTES 4096
@@ -55,8 +57,8 @@ static void queue_remove(page_queue_t *queue, page_t *page) {
   page->next = page->prev = NULL;
 }
 
-void page_queue_update_direct(heap_t *heap, unsigned size_class) {
-  if (heap->diag) return; /* its fast path stays empty */
+static void page_queue_update_direct(heap_t *heap, unsigned size_class) {
+  if (diag_counting) return; /* its fast path stays empty */
   unsigned first, last;
   size_class_direct_slots(size_class, &first, &last);
   page_t *page = heap->queues[size_class].first;
@@ -66,7 +68,7 @@ void page_queue_update_direct(heap_t *heap, unsigned size_class) {
 }
 
 static void page_restore_owner_tag(heap_t *heap, page_t *page) {
-  bool plain = !heap->diag && !(flags_of(page) & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
+  bool plain = !diag_counting && !(flags_of(page) & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
   atomic_store_relaxed(&page->xowner_tag, plain ? heap : NULL);
 }
 
@@ -75,7 +77,7 @@ uint8_t *page_block_start(const page_t *page, const void *p) {
   return page->area + offset - offset % page->block_size;
 }
 
-size_t page_collect_thread_free(page_t *page) {
+static size_t page_collect_thread_free(page_t *page) {
   if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
   uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
   block_t *head = (block_t *)(taken & ~XFREE_NOTIFY);
@@ -129,7 +131,7 @@ static page_t *page_fresh(heap_t *heap, unsigned size_class) {
   page->local_free = NULL;
   atomic_store_relaxed(&page->xthread_free, 0);
   flags_set(page, PAGE_IN_USE);
-  atomic_store_relaxed(&page->xowner_tag, heap->diag ? NULL : heap);
+  atomic_store_relaxed(&page->xowner_tag, diag_counting ? NULL : heap);
   page_extend(page);
   queue_push_front(&heap->queues[size_class], page);
   page_queue_update_direct(heap, size_class);
@@ -231,7 +233,7 @@ void *page_malloc_generic(heap_t *heap, size_t size) {
   return block;
 }
 
-void heap_process_delayed(heap_t *heap) {
+static void heap_process_delayed(heap_t *heap) {
   if (atomic_load_relaxed(&heap->xdelayed) == NULL) return;
   block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);
   while (block != NULL) {

@@ -17,8 +17,7 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
 #define SEGMENT_CACHE_MAX 8
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static segment_t *cache_first;
-static size_t cache_count;
+static segment_list_t cache; /* whole free segments, newest first */
 
 void segment_cache_lock(void) {
   mutex_lock_profiled(&cache_lock);
@@ -76,21 +75,15 @@ static void segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
     segment->pages[i].index = (uint8_t)i;
 }
 
+/* A heap's list of segments with a free page; `listed` says whether the
+ * segment is on it. */
 static void list_push(segment_list_t *list, segment_t *segment) {
-  segment->prev = NULL;
-  segment->next = list->first;
-  if (list->first != NULL) list->first->prev = segment;
-  list->first = segment;
+  segment_list_push(list, segment);
   segment->listed = true;
 }
 
 static void list_remove(segment_list_t *list, segment_t *segment) {
-  if (segment->prev != NULL)
-    segment->prev->next = segment->next;
-  else
-    list->first = segment->next;
-  if (segment->next != NULL) segment->next->prev = segment->prev;
-  segment->next = segment->prev = NULL;
+  segment_list_remove(list, segment);
   segment->listed = false;
 }
 
@@ -123,21 +116,14 @@ static void segment_purge_all(segment_t *segment) {
 static segment_t *cache_take(segment_kind kind) {
   mutex_lock_profiled(&cache_lock);
   segment_t *best = NULL;
-  for (segment_t *s = cache_first; s != NULL; s = s->next) {
+  for (segment_t *s = cache.first; s != NULL; s = s->next) {
     if (s->kind == kind) {
       best = s;
       break;
     }
     if (best == NULL) best = s;
   }
-  if (best != NULL) {
-    if (best->prev != NULL)
-      best->prev->next = best->next;
-    else
-      cache_first = best->next;
-    if (best->next != NULL) best->next->prev = best->prev;
-    cache_count--;
-  }
+  if (best != NULL) segment_list_remove(&cache, best);
   pthread_mutex_unlock(&cache_lock);
   return best;
 }
@@ -145,27 +131,17 @@ static segment_t *cache_take(segment_kind kind) {
 static segment_t *segment_alloc(heap_t *heap, segment_kind kind) {
   profile_event_note(EVENT_SEGMENT);
   segment_t *segment = cache_take(kind);
+  if (segment == NULL) {
+    heaps_collect_abandoned(false); /* their empty segments may refill the cache */
+    segment = cache_take(kind);
+  }
   if (segment != NULL) {
     if (segment->kind == kind) { /* same layout: keep the pages' dirty state */
       segment->owner = heap;
       segment->listed = false;
-      segment->next = segment->prev = NULL;
-      return segment;
-    }
-    segment_purge_all(segment); /* a new layout forgets which pages are resident */
-    segment_layout(segment, heap, kind);
-    return segment;
-  }
-  heaps_collect_abandoned(false); /* their empty segments may refill the cache */
-  segment = cache_take(kind);
-  if (segment != NULL) {
-    if (segment->kind != kind) {
-      segment_purge_all(segment);
-      segment_layout(segment, heap, kind);
     } else {
-      segment->owner = heap;
-      segment->listed = false;
-      segment->next = segment->prev = NULL;
+      segment_purge_all(segment); /* a new layout forgets which pages are resident */
+      segment_layout(segment, heap, kind);
     }
     return segment;
   }
@@ -186,14 +162,8 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay == 0) segment_purge_all(segment);
   mutex_lock_profiled(&cache_lock);
-  bool keep = cache_count < SEGMENT_CACHE_MAX;
-  if (keep) {
-    segment->prev = NULL;
-    segment->next = cache_first;
-    if (cache_first != NULL) cache_first->prev = segment;
-    cache_first = segment;
-    cache_count++;
-  }
+  bool keep = cache.count < SEGMENT_CACHE_MAX;
+  if (keep) segment_list_push(&cache, segment);
   pthread_mutex_unlock(&cache_lock);
   if (!keep) segment_unmap(segment);
 }
@@ -276,16 +246,11 @@ void segment_cache_collect(uint64_t now, bool force) {
   else if (pthread_mutex_trylock(&cache_lock) != 0)
     return;
   segment_t *unmap_list = NULL;
-  for (segment_t *s = cache_first, *next; s != NULL; s = next) {
+  for (segment_t *s = cache.first, *next; s != NULL; s = next) {
     next = s->next;
     if (!force && s->freed_ms + (uint64_t)delay > now) continue;
     if (force) { /* brisk_collect(): give the address space back too */
-      if (s->prev != NULL)
-        s->prev->next = s->next;
-      else
-        cache_first = s->next;
-      if (s->next != NULL) s->next->prev = s->prev;
-      cache_count--;
+      segment_list_remove(&cache, s);
       s->next = unmap_list;
       unmap_list = s;
     } else {

@@ -154,6 +154,7 @@ typedef struct segment_s {
 
 typedef struct segment_list_s {
   segment_t *first;
+  size_t count;
 } segment_list_t;
 
 /* Per-heap counts: written only by the heap's thread, read by anyone with
@@ -181,7 +182,6 @@ typedef struct heap_s {
   struct heap_s *next_abandoned;
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(bool) xin_use;       /* false while abandoned; read by remote freers */
-  bool diag;                   /* fast paths kept empty: every call reaches diag_malloc/diag_free */
   heap_counters_t counters;
 } heap_t;
 
