@@ -53,18 +53,7 @@ type
       AReader: TReaderKind; AKeep: Boolean);
   end;
 
-{ Completion signal for the timing. TThread.WaitFor in the main thread polls
-  CheckSynchronize every 100 ms on Unix, which would round every run up to a
-  100 ms step; the last thread to finish sets this event instead. }
-var
-  ThreadsRunning: LongInt = 0;
-  AllThreadsDone: PRTLEvent;
-
-procedure ThreadFinished;
-begin
-  if InterlockedDecrement(ThreadsRunning) = 0 then
-    RTLEventSetEvent(AllThreadsDone);
-end;
+{$I workload_common.inc}
 
 const
   ReaderNames: array[TReaderKind] of string = ('readln', 'stream');
@@ -195,8 +184,6 @@ begin
     Words.Free;
   end;
 end;
-
-{$I workload_common.inc}
 
 procedure Fail(const Reason: string);
 begin

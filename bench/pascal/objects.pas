@@ -146,18 +146,7 @@ begin
   end;
 end;
 
-{ Completion signal for the timing. TThread.WaitFor in the main thread polls
-  CheckSynchronize every 100 ms on Unix, which would round every run up to a
-  100 ms step; the last thread to finish sets this event instead. }
-var
-  ThreadsRunning: LongInt = 0;
-  AllThreadsDone: PRTLEvent;
-
-procedure ThreadFinished;
-begin
-  if InterlockedDecrement(ThreadsRunning) = 0 then
-    RTLEventSetEvent(AllThreadsDone);
-end;
+{$I workload_common.inc}
 
 var
   Items: array of TWorkItem;
@@ -202,8 +191,6 @@ begin
     end;
   Result := Sum * Rounds;
 end;
-
-{$I workload_common.inc}
 
 procedure Fail(const Reason: string);
 begin
