@@ -3,7 +3,7 @@
  * retries, or throws std::bad_alloc through libstdc++'s own thrower; both are
  * weak references, so a C program needs no C++ runtime. This file is built
  * with -fexceptions so the exception can unwind through it. */
-#include "internal.h"
+#include "api.h"
 
 #include <stdlib.h>
 

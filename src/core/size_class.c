@@ -2,7 +2,7 @@
  * (steps of 1/8 of the power of two below), so above 128 bytes a block
  * wastes at most 12.5% of its size. Every class from 16 up is a multiple of
  * 16, which gives 16-byte alignment to every block of 16 bytes or more. */
-#include "internal.h"
+#include "core.h"
 
 #define DOUBLING(p)                                                                                \
   (p) + (p) / 8, (p) + 2 * (p) / 8, (p) + 3 * (p) / 8, (p) + 4 * (p) / 8, (p) + 5 * (p) / 8,       \

@@ -2,22 +2,21 @@
  * Recently freed spans wait in a small cache for reuse until the purge delay
  * passes. realloc grows a huge block without copying: in place when the
  * address space after it is free, else by moving its pages with mremap. */
-#include "internal.h"
+#include "core.h"
 
 #include <errno.h>
 #include <string.h>
 
-#define HUGE_CACHE_MAX 16
 #define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
 
-static pthread_mutex_t huge_lock = PTHREAD_MUTEX_INITIALIZER;
-static segment_list_t cache; /* freed spans, newest first */
+/* Freed spans; when full, the oldest makes room. */
+static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 16, .evict_oldest = true};
 
 void huge_cache_lock(void) {
-  mutex_lock_profiled(&huge_lock);
+  lock_acquire(&cache.lock);
 }
 void huge_cache_unlock(void) {
-  pthread_mutex_unlock(&huge_lock);
+  lock_release(&cache.lock);
 }
 
 /* Where the block starts in its segment. An alignment of a whole segment or
@@ -40,23 +39,14 @@ static size_t huge_span(size_t offset, size_t size) {
 }
 
 static void huge_unmap(segment_t *segment) {
-  os_note_committed(-(ptrdiff_t)segment->size);
+  memory_note_committed(-(ptrdiff_t)segment->size);
   segment_map_set(segment, false);
-  os_unmap(segment, segment->size);
+  memory_release(segment, segment->size);
 }
 
-static segment_t *cache_take(size_t total) {
-  segment_t *found = NULL;
-  mutex_lock_profiled(&huge_lock);
-  for (segment_t *s = cache.first; s != NULL; s = s->next) {
-    if (s->size >= total && s->size - total <= total / 4) {
-      found = s;
-      break;
-    }
-  }
-  if (found != NULL) segment_list_remove(&cache, found);
-  pthread_mutex_unlock(&huge_lock);
-  return found;
+/* A cached span fits a request of total bytes when it wastes at most a quarter. */
+static int cache_match(segment_t *segment, size_t total) {
+  return segment->size >= total && segment->size - total <= total / 4 ? 2 : 0;
 }
 
 void *huge_malloc(size_t size, size_t alignment, bool zero) {
@@ -67,17 +57,21 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   size_t offset = huge_offset(alignment);
   size_t total = huge_span(offset, size);
   segment_t *segment = NULL;
-  if (offset == huge_offset(0)) segment = cache_take(total);
+  if (offset == huge_offset(0)) segment = span_cache_take(&cache, cache_match, total);
   if (segment != NULL) {
     if (zero) memset((uint8_t *)segment + offset, 0, size);
   } else {
     size_t base_alignment = alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE;
-    segment = os_map_segment(total, base_alignment, alignment >= SEGMENT_SIZE ? offset : 0);
+    segment = memory_reserve(total, base_alignment, alignment >= SEGMENT_SIZE ? offset : 0);
+    if (segment != NULL && !memory_commit(segment, total)) {
+      memory_release(segment, total);
+      segment = NULL;
+    }
     if (segment == NULL) {
       errno = ENOMEM;
       return NULL;
     }
-    os_note_committed((ptrdiff_t)total);
+    memory_note_committed((ptrdiff_t)total);
     segment_map_set(segment, true);
   }
   memset(segment, 0, sizeof(segment_t) + sizeof(page_t));
@@ -89,9 +83,8 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   segment->huge_block = size;
   page_t *page = &segment->pages[0];
   page->area = (uint8_t *)segment + offset;
-  atomic_store_relaxed(&page->xflags, PAGE_IN_USE);
-  atomic_store_relaxed(&page->xowner_tag, NULL); /* frees take free_slow */
-  os_note_large_in_use((ptrdiff_t)size);
+  atomic_store_relaxed(&page->xflags, PAGE_IN_USE); /* owner tag NULL: frees take free_slow */
+  memory_note_large_in_use((ptrdiff_t)size);
   return page->area;
 }
 
@@ -99,25 +92,11 @@ void huge_free(segment_t *segment) {
   page_t *page = &segment->pages[0];
   if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE)) double_free_detected(page->area);
   atomic_store_relaxed(&page->xflags, 0); /* a second free of it is caught above */
-  os_note_large_in_use(-(ptrdiff_t)segment->huge_block);
+  memory_note_large_in_use(-(ptrdiff_t)segment->huge_block);
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
                    segment->pages[0].area == (uint8_t *)segment + huge_offset(0) &&
                    option_get(OPTION_PURGE_DELAY) != 0;
-  segment_t *evicted = NULL;
-  if (cacheable) {
-    segment->freed_ms = os_clock_ms();
-    mutex_lock_profiled(&huge_lock);
-    if (cache.count == HUGE_CACHE_MAX) { /* drop the oldest: the list's tail */
-      evicted = cache.first;
-      while (evicted->next != NULL)
-        evicted = evicted->next;
-      segment_list_remove(&cache, evicted);
-    }
-    segment_list_push(&cache, segment);
-    pthread_mutex_unlock(&huge_lock);
-  } else {
-    evicted = segment;
-  }
+  segment_t *evicted = cacheable ? span_cache_push(&cache, segment, platform_clock_ms()) : segment;
   if (evicted != NULL) huge_unmap(evicted);
 }
 
@@ -132,12 +111,12 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
     return NULL;
   }
   size_t need = align_up(offset + size, OS_PAGE_SIZE);
-  os_note_large_in_use((ptrdiff_t)size - (ptrdiff_t)segment->huge_block);
+  memory_note_large_in_use((ptrdiff_t)size - (ptrdiff_t)segment->huge_block);
   if (need <= segment->size) {
     size_t spare = segment->size - need;
     if (spare >= MiB && spare >= segment->size / 4) { /* shrink: unmap the tail */
-      os_unmap((uint8_t *)segment + need, spare);
-      os_note_committed(-(ptrdiff_t)spare);
+      memory_release((uint8_t *)segment + need, spare);
+      memory_note_committed(-(ptrdiff_t)spare);
       segment->size = need;
     }
     segment->huge_block = size;
@@ -146,17 +125,17 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   /* Grow with headroom, so a string growing by appends moves rarely. */
   size_t grown = align_up(segment->size + segment->size / 2, OS_PAGE_SIZE);
   if (grown < need) grown = need;
-  if (os_extend_in_place(segment, segment->size, grown)) {
-    os_note_committed((ptrdiff_t)(grown - segment->size));
+  if (memory_extend(segment, segment->size, grown)) {
+    memory_note_committed((ptrdiff_t)(grown - segment->size));
     segment->size = grown;
     segment->huge_block = size;
     return p;
   }
   size_t old_size = segment->size;
   segment_map_set(segment, false);
-  segment_t *moved = os_move_grow(segment, old_size, grown);
+  segment_t *moved = memory_move_grow(segment, old_size, grown);
   if (moved != NULL) {
-    os_note_committed((ptrdiff_t)(grown - old_size));
+    memory_note_committed((ptrdiff_t)(grown - old_size));
     moved->size = grown;
     moved->huge_block = size;
     moved->pages[0].area = (uint8_t *)moved + offset;
@@ -164,7 +143,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
     return moved->pages[0].area;
   }
   segment_map_set(segment, true);
-  os_note_large_in_use((ptrdiff_t)segment->huge_block - (ptrdiff_t)size);
+  memory_note_large_in_use((ptrdiff_t)segment->huge_block - (ptrdiff_t)size);
   /* No address space to move into: copy as a last resort. */
   void *copy = huge_malloc(size, 0, false);
   if (copy == NULL) return NULL;
@@ -173,22 +152,16 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   return copy;
 }
 
+/* Expired spans leave the cache whole. */
+static bool cache_expire(segment_t *segment, bool force) {
+  (void)segment;
+  (void)force;
+  return true;
+}
+
 void huge_cache_collect(uint64_t now, bool force) {
-  long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay < 0 && !force) return;
-  if (force)
-    mutex_lock_profiled(&huge_lock);
-  else if (pthread_mutex_trylock(&huge_lock) != 0)
-    return;
-  segment_t *expired = NULL;
-  for (segment_t *s = cache.first, *next; s != NULL; s = next) {
-    next = s->next;
-    if (!force && s->freed_ms + (uint64_t)delay > now) continue;
-    segment_list_remove(&cache, s);
-    s->next = expired;
-    expired = s;
-  }
-  pthread_mutex_unlock(&huge_lock);
+  segment_t *expired =
+      span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire);
   while (expired != NULL) {
     segment_t *next = expired->next;
     huge_unmap(expired);

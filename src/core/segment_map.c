@@ -3,7 +3,7 @@
  * to tell brisk's pointers from foreign ones without touching the pointer. The
  * 32 MiB table is reserved, not committed: only units near brisk's segments
  * ever become resident. */
-#include "internal.h"
+#include "core.h"
 
 _Atomic(uint8_t) *_Atomic xsegment_units;
 #define xunits xsegment_units
@@ -12,10 +12,10 @@ _Atomic(uint8_t) *_Atomic xsegment_units;
 static _Atomic(uint8_t) *units_get(bool create) {
   _Atomic(uint8_t) *units = atomic_load_acquire(&xunits);
   if (units != NULL || !create) return units;
-  _Atomic(uint8_t) *fresh = os_reserve(UNIT_COUNT);
+  _Atomic(uint8_t) *fresh = platform_table_alloc(UNIT_COUNT);
   if (fresh == NULL) return NULL;
   if (!atomic_cas_strong_acq_rel(&xunits, &units, fresh)) {
-    os_release(fresh, UNIT_COUNT); /* another thread won; use its table */
+    platform_table_free(fresh, UNIT_COUNT); /* another thread won; use its table */
     return units;
   }
   return fresh;

@@ -2,16 +2,9 @@
  * lock-free open-addressed table and named (function, file:line) only when a
  * report is written. Capturing never allocates through brisk: tl_in_diag
  * turns off capture for any allocation the unwinder itself makes. */
-#include "internal.h"
+#include "diag.h"
 
-#include <dlfcn.h>
-#include <execinfo.h>
-#include <link.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define SITE_CAPACITY 16384 /* a power of two */
 
@@ -24,71 +17,15 @@ typedef struct site_s {
   _Atomic(uint64_t) xbytes;
 } site_t;
 
-_Thread_local bool tl_in_diag;
 static site_t *sites; /* reserved by sites_warm_up, before any capture */
-static uintptr_t brisk_text_start, brisk_text_end; /* brisk's own code, skipped in traces */
-
-void fd_printf(int fd, const char *format, ...) {
-  char buffer[1024];
-  va_list args;
-  va_start(args, format);
-  int n = vsnprintf(buffer, sizeof buffer, format, args);
-  va_end(args);
-  if (n < 0) return;
-  size_t length = (size_t)n < sizeof buffer ? (size_t)n : sizeof buffer - 1;
-  for (size_t done = 0; done < length;) {
-    ssize_t w = write(fd, buffer + done, length - done);
-    if (w <= 0) return;
-    done += (size_t)w;
-  }
-}
-
-/* Find brisk's executable segment when it is a shared library of its own; a
- * brisk linked into the program shares the program's code and keeps its
- * frames in traces. */
-static int find_own_text(struct dl_phdr_info *info, size_t size, void *arg) {
-  (void)size;
-  (void)arg;
-  uintptr_t self = (uintptr_t)&site_capture;
-  if (info->dlpi_name == NULL || info->dlpi_name[0] == 0) return 0; /* the program */
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-    if (self >= start && self < start + ph->p_memsz) {
-      brisk_text_start = start;
-      brisk_text_end = start + ph->p_memsz;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-void sites_find_own_code(void) {
-  dl_iterate_phdr(find_own_text, NULL);
-}
 
 void sites_warm_up(void) {
   if (sites != NULL) return;
   tl_in_diag = true;
-  sites = os_reserve(SITE_CAPACITY * sizeof(site_t));
+  sites = platform_table_alloc(SITE_CAPACITY * sizeof(site_t));
   void *frames[4];
-  backtrace(frames, 4); /* loads the unwinder now, not inside some malloc */
+  platform_backtrace(frames, 4); /* loads the unwinder now, not inside some malloc */
   tl_in_diag = false;
-}
-
-bool sites_code_is_brisk(uintptr_t pc) {
-  if (brisk_text_end != 0) return pc >= brisk_text_start && pc < brisk_text_end;
-  /* Linked into the program: the entry points that take a pointer, each
-   * assumed shorter than 512 bytes (the free path is about 100). */
-  static const void *const entries[] = {
-      (const void *)brisk_free,         (const void *)brisk_free_sized,
-      (const void *)brisk_realloc,      (const void *)brisk_usable_size,
-      (const void *)brisk_reallocarray, (const void *)free_slow,
-  };
-  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
-    if (pc >= (uintptr_t)entries[i] && pc < (uintptr_t)entries[i] + 512) return true;
-  return false;
 }
 
 static uint64_t hash_frames(void *const *frames, int count, int kind) {
@@ -99,22 +36,6 @@ static uint64_t hash_frames(void *const *frames, int count, int kind) {
     h ^= h >> 29;
   }
   return h == 0 ? 1 : h;
-}
-
-static int capture_frames(void **out, unsigned skip) {
-  void *raw[SITE_FRAMES + 8]; /* brisk's own frames, then the caller's */
-  int n = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
-  /* brisk's own frames are skipped by address when it is a library of its
-   * own; linked into the program, by the count the caller knows. */
-  int first = brisk_text_end != 0 ? 0 : 1 + (int)skip;
-  while (first < n && (uintptr_t)raw[first] >= brisk_text_start &&
-         (uintptr_t)raw[first] < brisk_text_end)
-    first++;
-  int count = n - first;
-  if (count > SITE_FRAMES) count = SITE_FRAMES;
-  if (count < 0) count = 0;
-  memcpy(out, raw + first, (size_t)count * sizeof(void *));
-  return count;
 }
 
 static uint32_t site_intern(void *const *frames, int count, int kind) {
@@ -141,7 +62,7 @@ uint32_t site_capture_kind(unsigned skip, int kind) {
   if (tl_in_diag || sites == NULL) return 0;
   tl_in_diag = true;
   void *frames[SITE_FRAMES];
-  int count = capture_frames(frames, skip + 1);
+  int count = stack_capture(frames, skip + 1);
   uint32_t id = site_intern(frames, count, kind);
   tl_in_diag = false;
   return id;
@@ -205,16 +126,6 @@ size_t sites_sorted(uint32_t *ids, size_t max, bool by_bytes, bool events) {
   return found;
 }
 
-static void print_frames(int fd, void *const *frames, int count, const char *indent) {
-  char line[400];
-  symbols_prepare(frames, (size_t)count);
-  for (int i = 0; i < count; i++) {
-    symbols_describe(frames[i], line, sizeof line);
-    fd_printf(fd, "%s#%d %p %s\n", indent, i, frames[i], line);
-  }
-  if (count == 0) fd_printf(fd, "%s(no stack trace)\n", indent);
-}
-
 void sites_prepare_names(const uint32_t *ids, size_t count) {
   void *frames[256];
   size_t n = 0;
@@ -225,17 +136,11 @@ void sites_prepare_names(const uint32_t *ids, size_t count) {
     for (uint32_t f = 0; f < depth && n < sizeof frames / sizeof frames[0]; f++)
       frames[n++] = site->frames[f];
   }
-  symbols_prepare(frames, n);
+  platform_symbols_prepare(frames, n);
 }
 
 void site_print_trace(int fd, uint32_t id, const char *indent) {
   site_t *site = site_get(id);
   if (site == NULL) return;
-  print_frames(fd, site->frames, (int)atomic_load_acquire(&site->xframe_count), indent);
-}
-
-void site_print_current(int fd, const char *indent) {
-  void *frames[SITE_FRAMES];
-  int count = capture_frames(frames, 1);
-  print_frames(fd, frames, count, indent);
+  stack_print(fd, site->frames, (int)atomic_load_acquire(&site->xframe_count), indent);
 }

@@ -1,13 +1,10 @@
 /* Statistics: one field list (BRISK_STATS_FIELDS in brisk.h) makes the
  * struct, the text report and the JSON report. Per-call counts live in each
- * heap and are summed here; OS figures come from os.c and /proc. */
-#include "internal.h"
+ * heap and are summed here; OS figures come from memory.c and the platform. */
+#include "diag.h"
 
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void add_heap(heap_t *heap, void *arg) {
   brisk_stats *stats = arg;
@@ -19,19 +16,6 @@ static void add_heap(heap_t *heap, void *arg) {
   stats->remote_frees += counter_get(c->remote_frees);
   stats->requested_bytes += (unsigned long long)counter_get(c->requested_bytes);
   stats->page_refills += counter_get(c->page_refills);
-}
-
-/* Reads "Key:   N kB" from /proc/self/status, in bytes. */
-static unsigned long long proc_status_kb(const char *key) {
-  char text[4096];
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  text[n] = 0;
-  const char *at = strstr(text, key);
-  return at ? strtoull(at + strlen(key), NULL, 10) * 1024ull : 0;
 }
 
 int brisk_stats_get(brisk_stats *out) {
@@ -46,16 +30,18 @@ int brisk_stats_get(brisk_stats *out) {
     stats.class_size[i] = i < CLASS_COUNT ? class_size[i] : 0;
   }
   brisk_memory_info info;
-  os_memory_info(&info);
+  memory_info(&info);
   stats.mapped = info.mapped;
   stats.mapped_peak = info.mapped_peak;
   stats.committed = info.committed;
   stats.committed_peak = info.committed_peak;
   stats.large_in_use = info.large_in_use;
-  stats.resident = proc_status_kb("VmRSS:");
-  stats.resident_peak = proc_status_kb("VmHWM:");
+  uint64_t resident, resident_peak;
+  platform_resident(&resident, &resident_peak);
+  stats.resident = resident;
+  stats.resident_peak = resident_peak;
   uint64_t maps, unmaps, purges, remaps, created, abandoned;
-  os_counters(&maps, &unmaps, &purges, &remaps);
+  memory_os_calls(&maps, &unmaps, &purges, &remaps);
   stats.os_maps = maps;
   stats.os_unmaps = unmaps;
   stats.os_purges = purges;
@@ -77,25 +63,25 @@ void brisk_stats_print(int fd, int json) {
   s.struct_size = sizeof s;
   brisk_stats_get(&s);
   if (json) {
-    fd_printf(fd, "{\"brisk_version\": \"%s\"", brisk_version());
-#define PRINT_JSON_(name, meaning) fd_printf(fd, ", \"" #name "\": %llu", s.name);
+    msg_printf(fd, "{\"brisk_version\": \"%s\"", BRISK_VERSION_STRING);
+#define PRINT_JSON_(name, meaning) msg_printf(fd, ", \"" #name "\": %llu", s.name);
     BRISK_STATS_FIELDS(PRINT_JSON_)
 #undef PRINT_JSON_
-    fd_printf(fd, ", \"classes\": [");
+    msg_printf(fd, ", \"classes\": [");
     bool first = true;
     for (unsigned i = 0; i <= CLASS_COUNT; i++) {
       if (s.class_mallocs[i] == 0 && s.class_frees[i] == 0) continue;
-      fd_printf(fd, "%s{\"size\": %llu, \"mallocs\": %llu, \"frees\": %llu}", first ? "" : ", ",
-                s.class_size[i], s.class_mallocs[i], s.class_frees[i]);
+      msg_printf(fd, "%s{\"size\": %llu, \"mallocs\": %llu, \"frees\": %llu}", first ? "" : ", ",
+                 s.class_size[i], s.class_mallocs[i], s.class_frees[i]);
       first = false;
     }
-    fd_printf(fd, "]}\n");
+    msg_printf(fd, "]}\n");
   } else {
-    fd_printf(fd, "brisk %s statistics (pid %d)\n", brisk_version(), (int)getpid());
-#define PRINT_TEXT_(name, meaning) fd_printf(fd, "  %-16s %16llu  %s\n", #name, s.name, meaning);
+    msg_printf(fd, "brisk %s statistics (pid %d)\n", BRISK_VERSION_STRING, platform_pid());
+#define PRINT_TEXT_(name, meaning) msg_printf(fd, "  %-16s %16llu  %s\n", #name, s.name, meaning);
     BRISK_STATS_FIELDS(PRINT_TEXT_)
 #undef PRINT_TEXT_
-    fd_printf(fd, "  per size class (block size, mallocs, frees, live):\n");
+    msg_printf(fd, "  per size class (block size, mallocs, frees, live):\n");
     for (unsigned i = 0; i <= CLASS_COUNT; i++) {
       if (s.class_mallocs[i] == 0 && s.class_frees[i] == 0) continue;
       char label[32];
@@ -103,18 +89,18 @@ void brisk_stats_print(int fd, int json) {
         snprintf(label, sizeof label, "%llu", s.class_size[i]);
       else
         snprintf(label, sizeof label, "> %zu", (size_t)LARGE_MAX);
-      fd_printf(fd, "    %10s %14llu %14llu %12lld\n", label, s.class_mallocs[i], s.class_frees[i],
-                (long long)(s.class_mallocs[i] - s.class_frees[i]));
+      msg_printf(fd, "    %10s %14llu %14llu %12lld\n", label, s.class_mallocs[i], s.class_frees[i],
+                 (long long)(s.class_mallocs[i] - s.class_frees[i]));
     }
   }
   tl_in_diag = was_in_diag;
 }
 
 void stats_report_at_exit(void) {
-  const char *path = getenv("BRISK_STATS_FILE");
+  const char *path = platform_getenv("BRISK_STATS_FILE");
   int fd = 2;
-  if (path != NULL && path[0] != 0) fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (path != NULL && path[0] != 0) fd = platform_open_output(path);
   if (fd < 0) fd = 2;
-  brisk_stats_print(fd, option_get(OPTION_STATS) == 2);
-  if (fd != 2) close(fd);
+  brisk_stats_print(fd, option_get(OPTION_STATS) == STATS_JSON);
+  if (fd != 2) platform_close(fd);
 }

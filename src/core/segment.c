@@ -3,7 +3,7 @@
  * have a free page; a segment whose pages are all free goes to a small
  * process-wide cache, where it is purged after the delay and unmapped when
  * the cache is full. */
-#include "internal.h"
+#include "core.h"
 
 #include <string.h>
 
@@ -14,16 +14,14 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
     [SEGMENT_HUGE] = HUGE_PAGE_SHIFT,
 };
 
-#define SEGMENT_CACHE_MAX 8
-
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static segment_list_t cache; /* whole free segments, newest first */
+/* Whole free segments, for any heap; the one that does not fit is unmapped. */
+static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 8, .evict_oldest = false};
 
 void segment_cache_lock(void) {
-  mutex_lock_profiled(&cache_lock);
+  lock_acquire(&cache.lock);
 }
 void segment_cache_unlock(void) {
-  pthread_mutex_unlock(&cache_lock);
+  lock_release(&cache.lock);
 }
 
 static size_t header_size(uint16_t page_count) {
@@ -58,9 +56,11 @@ static void page_purge_range(const segment_t *segment, const page_t *page, uint8
   *size = bytes - (size_t)(aligned - area);
 }
 
-static void segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) {
+/* Lays out an empty segment for pages of kind, committing its header. */
+static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) {
   uint8_t shift = kind_page_shift[kind];
   uint16_t count = (uint16_t)(SEGMENT_SIZE >> shift);
+  if (!memory_commit(segment, align_up(header_size(count), OS_PAGE_SIZE))) return false;
   segment->owner = heap;
   segment->size = SEGMENT_SIZE;
   segment->page_shift = shift;
@@ -73,6 +73,7 @@ static void segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
   memset(segment->pages, 0, count * sizeof(page_t));
   for (uint16_t i = 0; i < count; i++)
     segment->pages[i].index = (uint8_t)i;
+  return true;
 }
 
 /* A heap's list of segments with a free page; `listed` says whether the
@@ -96,9 +97,9 @@ static size_t dirty_bytes(const segment_t *segment) {
 }
 
 static void segment_unmap(segment_t *segment) {
-  os_note_committed(-(ptrdiff_t)(dirty_bytes(segment) + HEADER_COMMITTED));
+  memory_note_committed(-(ptrdiff_t)(dirty_bytes(segment) + HEADER_COMMITTED));
   segment_map_set(segment, false);
-  os_unmap(segment, segment->size);
+  memory_release(segment, segment->size);
 }
 
 /* Purge every dirty page of a segment nobody uses (in the cache). */
@@ -106,49 +107,43 @@ static void segment_purge_all(segment_t *segment) {
   size_t bytes = dirty_bytes(segment);
   if (bytes == 0) return;
   size_t keep = header_os_bytes(segment);
-  os_purge((uint8_t *)segment + keep, segment->size - keep);
-  os_note_committed(-(ptrdiff_t)bytes);
+  memory_purge((uint8_t *)segment + keep, segment->size - keep);
+  memory_note_committed(-(ptrdiff_t)bytes);
   for (uint16_t i = 0; i < segment->page_count; i++)
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
   segment->dirty_pages = 0;
 }
 
-static segment_t *cache_take(segment_kind kind) {
-  mutex_lock_profiled(&cache_lock);
-  segment_t *best = NULL;
-  for (segment_t *s = cache.first; s != NULL; s = s->next) {
-    if (s->kind == kind) {
-      best = s;
-      break;
-    }
-    if (best == NULL) best = s;
-  }
-  if (best != NULL) segment_list_remove(&cache, best);
-  pthread_mutex_unlock(&cache_lock);
-  return best;
+/* A cached segment of the same kind keeps its layout; any other will do. */
+static int cache_match(segment_t *segment, size_t kind) {
+  return segment->kind == kind ? 2 : 1;
 }
 
-static segment_t *segment_alloc(heap_t *heap, segment_kind kind) {
-  profile_event_note(EVENT_SEGMENT);
-  segment_t *segment = cache_take(kind);
-  if (segment == NULL) {
-    heaps_collect_abandoned(false); /* their empty segments may refill the cache */
-    segment = cache_take(kind);
-  }
+/* A segment for heap: from the cache, else (when may_map) newly mapped. */
+static segment_t *segment_alloc(heap_t *heap, segment_kind kind, bool may_map) {
+  segment_t *segment = span_cache_take(&cache, cache_match, kind);
+  if (segment == NULL && !may_map) return NULL;
+  event_note(EVENT_SEGMENT);
   if (segment != NULL) {
     if (segment->kind == kind) { /* same layout: keep the pages' dirty state */
       segment->owner = heap;
       segment->listed = false;
     } else {
       segment_purge_all(segment); /* a new layout forgets which pages are resident */
-      segment_layout(segment, heap, kind);
+      if (!segment_layout(segment, heap, kind)) {
+        segment_unmap(segment);
+        return NULL;
+      }
     }
     return segment;
   }
-  segment = os_map_segment(SEGMENT_SIZE, SEGMENT_SIZE, 0);
+  segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
-  os_note_committed((ptrdiff_t)HEADER_COMMITTED);
-  segment_layout(segment, heap, kind);
+  memory_note_committed((ptrdiff_t)HEADER_COMMITTED);
+  if (!segment_layout(segment, heap, kind)) {
+    segment_unmap(segment);
+    return NULL;
+  }
   segment_map_set(segment, true);
   return segment;
 }
@@ -158,20 +153,15 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   if (segment->listed) list_remove(&heap->segments[segment->kind], segment);
   heap->dirty_pages -= segment->dirty_pages;
   segment->owner = NULL;
-  segment->freed_ms = os_clock_ms();
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay == 0) segment_purge_all(segment);
-  mutex_lock_profiled(&cache_lock);
-  bool keep = cache.count < SEGMENT_CACHE_MAX;
-  if (keep) segment_list_push(&cache, segment);
-  pthread_mutex_unlock(&cache_lock);
-  if (!keep) segment_unmap(segment);
+  if (span_cache_push(&cache, segment, platform_clock_ms()) != NULL) segment_unmap(segment);
 }
 
-page_t *segment_page_alloc(heap_t *heap, segment_kind kind) {
+page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map) {
   segment_t *segment = heap->segments[kind].first;
   if (segment == NULL) {
-    segment = segment_alloc(heap, kind);
+    segment = segment_alloc(heap, kind, may_map);
     if (segment == NULL) return NULL;
     list_push(&heap->segments[kind], segment);
     heap->dirty_pages += segment->dirty_pages;
@@ -192,7 +182,11 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind) {
     segment->dirty_pages--;
     heap->dirty_pages--;
   } else {
-    os_note_committed((ptrdiff_t)1 << segment->page_shift);
+    uint8_t *start;
+    size_t size;
+    page_purge_range(segment, chosen, &start, &size);
+    if (!memory_commit(start, size)) return NULL;
+    memory_note_committed((ptrdiff_t)1 << segment->page_shift);
   }
   atomic_store_relaxed(&chosen->xflags, PAGE_IN_USE);
   if (++segment->used_pages == segment->page_count) list_remove(&heap->segments[kind], segment);
@@ -201,9 +195,9 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind) {
 
 void segment_page_free(heap_t *heap, page_t *page) {
   segment_t *segment = segment_of(page);
+  brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
-  atomic_store_relaxed(&page->xowner_tag, NULL);
-  page->retired_ms = os_clock_ms();
+  page->retired_ms = platform_clock_ms();
   segment->dirty_pages++;
   heap->dirty_pages++;
   if (!segment->listed) list_push(&heap->segments[segment->kind], segment);
@@ -228,8 +222,8 @@ void segment_purge_expired(heap_t *heap, uint64_t now, bool force) {
         uint8_t *start;
         size_t size;
         page_purge_range(segment, page, &start, &size);
-        os_purge(start, size);
-        os_note_committed(-((ptrdiff_t)1 << segment->page_shift));
+        memory_purge(start, size);
+        memory_note_committed(-((ptrdiff_t)1 << segment->page_shift));
         atomic_store_relaxed(&page->xflags, 0);
         segment->dirty_pages--;
         heap->dirty_pages--;
@@ -238,26 +232,16 @@ void segment_purge_expired(heap_t *heap, uint64_t now, bool force) {
   }
 }
 
+/* Expired cached segments are purged; brisk_collect() (force) unmaps them all. */
+static bool cache_expire(segment_t *segment, bool force) {
+  if (force) return true; /* brisk_collect(): give the address space back too */
+  segment_purge_all(segment);
+  return false;
+}
+
 void segment_cache_collect(uint64_t now, bool force) {
-  long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay < 0 && !force) return;
-  if (force)
-    mutex_lock_profiled(&cache_lock);
-  else if (pthread_mutex_trylock(&cache_lock) != 0)
-    return;
-  segment_t *unmap_list = NULL;
-  for (segment_t *s = cache.first, *next; s != NULL; s = next) {
-    next = s->next;
-    if (!force && s->freed_ms + (uint64_t)delay > now) continue;
-    if (force) { /* brisk_collect(): give the address space back too */
-      segment_list_remove(&cache, s);
-      s->next = unmap_list;
-      unmap_list = s;
-    } else {
-      segment_purge_all(s);
-    }
-  }
-  pthread_mutex_unlock(&cache_lock);
+  segment_t *unmap_list =
+      span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire);
   while (unmap_list != NULL) {
     segment_t *next = unmap_list->next;
     segment_unmap(unmap_list);

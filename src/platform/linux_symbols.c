@@ -1,20 +1,91 @@
-/* Names for code addresses in reports: "function (file:line)". addr2line
- * (binutils) gives file and line for the program's own modules; it runs once
- * per module for all the addresses of a report, with a bare environment
- * (inheriting LD_PRELOAD and BRISK_* would make it write reports of its own).
- * System libraries, and everything when addr2line is missing, are named from
- * the dynamic symbol table. */
-#include "internal.h"
+/* The platform contract on Linux, diagnostic half: stack capture, the code
+ * ranges of shared libraries, names for code addresses, and the fault hook.
+ *
+ * Names are "function (file:line)". addr2line (binutils) gives file and line
+ * for the program's own modules; it runs once per module for all the
+ * addresses of a report, with a bare environment (inheriting LD_PRELOAD and
+ * BRISK_* would make it write reports of its own). System libraries, and
+ * everything when addr2line is missing, are named from the dynamic symbol
+ * table. */
+#include "platform.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+/* ---- stacks and code ranges ---------------------------------------------- */
+int platform_backtrace(void **frames, int max) {
+  return backtrace(frames, max);
+}
+
+typedef struct code_search {
+  uintptr_t address;
+  uintptr_t start, end;
+} code_search;
+
+static int find_library_code(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  code_search *search = arg;
+  if (info->dlpi_name == NULL || info->dlpi_name[0] == 0) return 0; /* the program */
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    if (search->address >= start && search->address < start + ph->p_memsz) {
+      search->start = start;
+      search->end = start + ph->p_memsz;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end) {
+  code_search search = {(uintptr_t)address, 0, 0};
+  if (!dl_iterate_phdr(find_library_code, &search)) return false;
+  *start = search.start;
+  *end = search.end;
+  return true;
+}
+
+/* ---- the fault hook ------------------------------------------------------- */
+static void (*fault_hook)(const platform_fault *fault);
+static char fault_stack[16 * 1024];
+
+static void on_fault(int signal_number, siginfo_t *info, void *context) {
+  static const int order[PLATFORM_FAULT_REGISTERS] = {REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8,
+                                                      REG_R9,  REG_RAX, REG_RBX, REG_RBP, REG_R10,
+                                                      REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+  const ucontext_t *uc = context;
+  platform_fault fault = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+                          .address = info->si_addr};
+  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
+    fault.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+  fault_hook(&fault);
+  signal(signal_number, SIG_DFL); /* not brisk's: fault again, the default way */
+}
+
+void platform_on_fault(void (*hook)(const platform_fault *fault)) {
+  fault_hook = hook;
+  stack_t stack = {.ss_sp = fault_stack, .ss_size = sizeof fault_stack, .ss_flags = 0};
+  sigaltstack(&stack, NULL);
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = on_fault;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigaction(SIGSEGV, &action, NULL);
+  sigaction(SIGBUS, &action, NULL);
+}
+
+/* ---- names for code addresses ------------------------------------------------ */
 #define NAME_CAPACITY 4096 /* a power of two */
 #define NAME_TEXT 300
 #define BATCH 128 /* addresses per addr2line run */
@@ -27,7 +98,7 @@ typedef struct name_s {
 static name_t *names;
 
 static name_t *name_slot(uintptr_t pc) {
-  if (names == NULL) names = os_reserve(NAME_CAPACITY * sizeof(name_t));
+  if (names == NULL) names = platform_table_alloc(NAME_CAPACITY * sizeof(name_t));
   if (names == NULL) return NULL;
   for (uintptr_t probe = 0; probe < NAME_CAPACITY; probe++) {
     name_t *slot = &names[(pc * 0x9e3779b97f4a7c15ull + probe) & (NAME_CAPACITY - 1)];
@@ -130,7 +201,7 @@ static bool is_system_module(const char *module) {
   return false;
 }
 
-void symbols_prepare(void *const *frames, size_t count) {
+void platform_symbols_prepare(void *const *frames, size_t count) {
   bool have_tool = access("/usr/bin/addr2line", X_OK) == 0;
   bool done[256] = {false};
   if (count > 256) count = 256;
@@ -166,7 +237,7 @@ void symbols_prepare(void *const *frames, size_t count) {
   }
 }
 
-void symbols_describe(void *address, char *out, size_t size) {
+void platform_symbol_describe(void *address, char *out, size_t size) {
   name_t *slot = name_slot((uintptr_t)address);
   if (slot != NULL && slot->pc == 0) name_from_symbol_table(slot, (uintptr_t)address);
   copy_text(out, size, slot != NULL ? slot->text : "??");

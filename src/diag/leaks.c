@@ -1,7 +1,7 @@
 /* BRISK_LEAKS: at exit, every block still allocated, grouped by the call site
  * that allocated it, largest total first. Blocks are found by walking every
  * segment brisk has mapped; a block is live when its trailer says so. */
-#include "internal.h"
+#include "diag.h"
 
 #define TOP_SITES 20
 
@@ -40,17 +40,17 @@ void leaks_report(void) {
   leak_totals totals = {0, 0};
   segment_map_visit(visit_segment, &totals);
   if (totals.blocks == 0) {
-    fd_printf(2, "brisk: leak report: no blocks left allocated at exit\n");
+    msg_printf(2, "brisk: leak report: no blocks left allocated at exit\n");
     return;
   }
   uint32_t top[TOP_SITES];
   size_t count = sites_sorted(top, TOP_SITES, true, false);
   sites_prepare_names(top, count);
-  fd_printf(2, "brisk: leak report: %llu bytes in %llu blocks still allocated at exit\n",
-            (unsigned long long)totals.bytes, (unsigned long long)totals.blocks);
+  msg_printf(2, "brisk: leak report: %llu bytes in %llu blocks still allocated at exit\n",
+             (unsigned long long)totals.bytes, (unsigned long long)totals.blocks);
   for (size_t i = 0; i < count; i++) {
-    fd_printf(2, "brisk: #%zu %llu bytes in %llu blocks allocated at:\n", i + 1,
-              (unsigned long long)site_bytes(top[i]), (unsigned long long)site_count(top[i]));
+    msg_printf(2, "brisk: #%zu %llu bytes in %llu blocks allocated at:\n", i + 1,
+               (unsigned long long)site_bytes(top[i]), (unsigned long long)site_count(top[i]));
     site_print_trace(2, top[i], "brisk:     ");
   }
 }

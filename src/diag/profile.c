@@ -2,18 +2,11 @@
  * BRISK_PROFILE_RATE of each kind (per thread) is traced to its call site;
  * at exit the sites that cost most are written with their stack traces,
  * the answer FastMM's LogLockContention gave, without a rebuild. */
-#include "internal.h"
+#include "diag.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#ifndef BRISK_NO_DIAGNOSTICS
-bool profile_on;
-#endif
 
 static const char *const event_name[EVENT_KIND_COUNT] = {
     [EVENT_REFILL] = "refill (thread's page for a size class ran dry)",
@@ -30,7 +23,7 @@ static _Thread_local uint32_t tl_unsampled[EVENT_KIND_COUNT];
 /* Refills and remote frees can come millions a second: one in
  * BRISK_PROFILE_RATE is traced, standing for the events since the last.
  * The other kinds already cost a system call or a wait, so each is traced. */
-void profile_event_slow(profile_event kind) {
+void profile_note_event(profile_event kind) {
   if (tl_in_diag) return;
   uint32_t weight = ++tl_unsampled[kind];
   if (kind == EVENT_REFILL || kind == EVENT_REMOTE_FREE) {
@@ -42,14 +35,13 @@ void profile_event_slow(profile_event kind) {
 }
 
 static int open_report(char *path, size_t size) {
-  const char *chosen = getenv("BRISK_PROFILE_FILE");
+  const char *chosen = platform_getenv("BRISK_PROFILE_FILE");
   if (chosen != NULL && chosen[0] != 0) {
     snprintf(path, size, "%s", chosen);
   } else {
-    extern char *program_invocation_short_name;
-    snprintf(path, size, "%s.brisk-profile.txt", program_invocation_short_name);
+    snprintf(path, size, "%s.brisk-profile.txt", platform_program_short_name());
   }
-  return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return platform_open_output(path);
 }
 
 #define TOP_SITES 10
@@ -60,12 +52,11 @@ void profile_report(void) {
   char path[512];
   int fd = open_report(path, sizeof path);
   if (fd < 0) {
-    fd_printf(2, "brisk: cannot write the profile to %s: %s\n", path, strerror(errno));
+    msg_printf(2, "brisk: cannot write the profile to %s: %s\n", path, strerror(errno));
     return;
   }
-  extern char *program_invocation_name;
-  fd_printf(fd, "brisk profile of %s (pid %d): one event in %ld traced\n\n",
-            program_invocation_name, (int)getpid(), option_get(OPTION_PROFILE_RATE));
+  msg_printf(fd, "brisk profile of %s (pid %d): one event in %ld traced\n\n",
+             platform_program_name(), platform_pid(), option_get(OPTION_PROFILE_RATE));
   uint32_t all[SITES_LISTED];
   size_t listed = sites_sorted(all, SITES_LISTED, false, true);
   uint64_t by_kind[EVENT_KIND_COUNT] = {0}, traced = 0;
@@ -73,20 +64,20 @@ void profile_report(void) {
     by_kind[site_kind(all[i])] += site_count(all[i]);
     traced += site_count(all[i]);
   }
-  fd_printf(fd, "events by kind (estimated from the samples):\n");
+  msg_printf(fd, "events by kind (estimated from the samples):\n");
   for (int kind = 0; kind < EVENT_KIND_COUNT; kind++)
-    fd_printf(fd, "  %12llu  %s\n", (unsigned long long)by_kind[kind], event_name[kind]);
+    msg_printf(fd, "  %12llu  %s\n", (unsigned long long)by_kind[kind], event_name[kind]);
   uint32_t *top = all;
   size_t count = listed < TOP_SITES ? listed : TOP_SITES;
   sites_prepare_names(top, count);
-  fd_printf(fd, "\ntop %zu call sites by estimated events:\n", count);
+  msg_printf(fd, "\ntop %zu call sites by estimated events:\n", count);
   for (size_t i = 0; i < count; i++) {
     uint64_t events = site_count(top[i]);
-    fd_printf(fd, "\n#%zu  %llu events (%.1f%%)  %s\n", i + 1, (unsigned long long)events,
-              traced ? 100.0 * (double)events / (double)traced : 0.0,
-              event_name[site_kind(top[i])]);
+    msg_printf(fd, "\n#%zu  %llu events (%.1f%%)  %s\n", i + 1, (unsigned long long)events,
+               traced ? 100.0 * (double)events / (double)traced : 0.0,
+               event_name[site_kind(top[i])]);
     site_print_trace(fd, top[i], "    ");
   }
-  close(fd);
-  fd_printf(2, "brisk: profile written to %s\n", path);
+  platform_close(fd);
+  msg_printf(2, "brisk: profile written to %s\n", path);
 }

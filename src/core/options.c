@@ -1,6 +1,6 @@
 /* Runtime options: one table of name, default and meaning. Each is read once
  * from the environment variable BRISK_<NAME> (upper case). */
-#include "internal.h"
+#include "core.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ static long option_value[OPTION_COUNT];
 static _Atomic(int) xoptions_ready;
 
 static long parse_long(const char *text, long fallback) {
-  if (strcmp(text, "json") == 0) return 2; /* BRISK_STATS=json */
+  if (strcmp(text, "json") == 0) return STATS_JSON;
   char *end;
   long v = strtol(text, &end, 10);
   return (end == text) ? fallback : v;
@@ -47,7 +47,7 @@ void options_init(void) {
     for (const char *c = option_table[i].name; *c && n < sizeof env_name - 1; c++)
       env_name[n++] = (char)toupper((unsigned char)*c);
     env_name[n] = 0;
-    const char *text = getenv(env_name);
+    const char *text = platform_getenv(env_name);
     option_value[i] =
         text ? parse_long(text, option_table[i].default_value) : option_table[i].default_value;
   }

@@ -20,13 +20,27 @@
  * else in a heap, its segments and pages is touched only by the heap's
  * current thread (or under a global lock when the heap is abandoned).
  */
-#ifndef BRISK_TYPES_H
-#define BRISK_TYPES_H
+#ifndef BRISK_CORE_TYPES_H
+#define BRISK_CORE_TYPES_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* ---- build variants: each defined once, with its meaning -----------------
+ * BRISK_DEBUG            internal assertions (brisk_assert) and the page and
+ *                        queue invariants re-verified after every queue move;
+ *                        the platform keeps uncommitted memory inaccessible.
+ *                        For tests: several times slower.
+ * BRISK_NO_DIAGNOSTICS   the diagnostic modes' switches become constant
+ *                        false, so every diagnostic branch compiles away.
+ *                        Built only to show that with the modes off at run
+ *                        time the normal build is as fast.
+ * Release builds define neither. */
+#if defined(BRISK_DEBUG) && defined(BRISK_NO_DIAGNOSTICS)
+#error "BRISK_DEBUG checks the diagnostic paths too: build it with diagnostics"
+#endif
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -118,8 +132,14 @@ typedef struct page_s {
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
   /* read by any freeing thread; written when the page changes state */
-  _Alignas(64) _Atomic(struct heap_s *) xowner_tag; /* see fast_free() */
-  uint8_t *area;                                    /* first block */
+  /* The heap whose thread may free into this page with plain stores, or
+   * NULL when frees need the slow path. Invariant: xowner_tag == owner heap
+   * iff the page is in use, plain (no block handed out at an interior
+   * offset, not parked on the full list) and no diagnostic mode counts
+   * calls. Written only by page_owner_tag_update() (a huge block's page
+   * keeps the NULL of its zeroed header), read by page_is_plain(). */
+  _Alignas(64) _Atomic(struct heap_s *) xowner_tag;
+  uint8_t *area; /* first block */
   uint32_t block_size;
   uint16_t reserved; /* blocks that fit in the page */
   uint8_t size_class;
@@ -168,6 +188,11 @@ typedef struct heap_counters_s {
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
+/* Who may touch a heap's own data (pages, queues, segments): its thread
+ * while it is in use; once abandoned, whoever claims it for a moment (a
+ * thread freeing into it, a sweep) or adopts it. */
+typedef enum heap_state { HEAP_IN_USE, HEAP_ABANDONED, HEAP_CLAIMED } heap_state;
+
 /* A thread's allocator. direct[] is the whole malloc fast path: for each
  * 8-byte size step up to DIRECT_MAX, the page to allocate from. */
 typedef struct heap_s {
@@ -181,8 +206,8 @@ typedef struct heap_s {
   uint64_t next_housekeeping_ms;
   struct heap_s *next_abandoned;
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
-  _Atomic(bool) xin_use;       /* false while abandoned; read by remote freers */
+  _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
 } heap_t;
 
-#endif /* BRISK_TYPES_H */
+#endif /* BRISK_CORE_TYPES_H */

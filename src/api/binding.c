@@ -36,7 +36,7 @@ size_t brisk_binding_free(void *p) {
   if ((const uint8_t *)p >= (const uint8_t *)segment + segment->size) return 0;
   page_t *page = page_of(segment, p);
   heap_t *heap = tl_heap;
-  if (likely(atomic_load_relaxed(&page->xowner_tag) == heap)) {
+  if (likely(page_is_plain(page, heap))) {
     size_t bytes = page->block_size;
     count_in(heap, -(ptrdiff_t)bytes);
     free_local(heap, page, (block_t *)p);

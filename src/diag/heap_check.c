@@ -1,7 +1,7 @@
 /* brisk_heap_check(): the counting identities of types.h, checked by walking
  * the calling thread's heap. Read-only, and only on the owner's own lists,
  * so it is safe while other threads free into the heap. */
-#include "internal.h"
+#include "diag.h"
 
 #define MAX_BLOCKS_PER_PAGE (((size_t)1 << SMALL_PAGE_SHIFT) / 16)
 
@@ -11,8 +11,8 @@ typedef struct checker {
 
 static void problem(checker *c, const page_t *page, const char *what, const void *where) {
   c->problems++;
-  fd_printf(2, "brisk: heap check: page %p (class %u, %u-byte blocks): %s %p\n", (const void *)page,
-            page->size_class, page->block_size, what, where);
+  msg_printf(2, "brisk: heap check: page %p (class %u, %u-byte blocks): %s %p\n",
+             (const void *)page, page->size_class, page->block_size, what, where);
 }
 
 /* Walks one free list, marking blocks in seen[]; returns how many it holds. */

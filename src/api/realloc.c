@@ -1,0 +1,53 @@
+/* realloc and reallocarray of the brisk_* API. */
+#include "fast_path.h"
+
+#include <errno.h>
+#include <string.h>
+
+void *brisk_realloc(void *p, size_t size) {
+  /* Most reallocs of a growing string stay in place: settle those from the
+   * page alone when it is this thread's and plain. */
+  if (likely(p != NULL && size != 0)) {
+    segment_t *segment = segment_of(p);
+    page_t *page = page_of(segment, p);
+    if (likely(page_is_plain(page, tl_heap))) {
+      size_t usable = page->block_size;
+      if (size <= usable && size >= usable / 2) return p;
+    }
+  }
+  if (p == NULL) return fast_malloc(size);
+  if (size == 0) { /* glibc frees and returns NULL */
+    brisk_free(p);
+    return NULL;
+  }
+  if (unlikely(size > SIZE_LIMIT)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  segment_t *segment = segment_of(p);
+  if (segment->kind == SEGMENT_HUGE && size > LARGE_MAX && !diag_counting)
+    return huge_realloc(segment, p, size);
+  size_t usable = brisk_usable_size(p);
+  /* Stay put when the block fits and would not waste more than half. */
+  if (size <= usable && size >= usable / 2) return p;
+  /* A block that grows moves to at least 25% more room, so a string built
+   * by appending is copied a logarithmic number of times, not once per
+   * size class. */
+  size_t target = size;
+  if (size > usable && usable + usable / 4 > size) target = usable + usable / 4;
+  void *copy = fast_malloc(target);
+  if (copy == NULL && target != size) copy = fast_malloc(size);
+  if (copy == NULL) return NULL; /* the old block stays valid */
+  memcpy(copy, p, size < usable ? size : usable);
+  brisk_free(p);
+  return copy;
+}
+
+void *brisk_reallocarray(void *p, size_t count, size_t size) {
+  size_t total;
+  if (unlikely(__builtin_mul_overflow(count, size, &total))) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return brisk_realloc(p, total);
+}

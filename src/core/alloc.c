@@ -1,0 +1,56 @@
+/* The allocation slow path: when the first page of a size class has nothing
+ * free, find one that has (collecting frees, extending, parking full pages
+ * on the way), else take a fresh page; and the aligned over-allocation. */
+#include "core.h"
+
+#include <errno.h>
+
+/* Housekeeping rides on refills: every 16th, at most every half purge delay. */
+static void maybe_housekeeping(heap_t *heap) {
+  if ((++heap->slow_calls & 15) == 0 && platform_clock_ms() >= heap->next_housekeeping_ms)
+    collect_heap(heap, false);
+}
+
+/* A fresh page, from the heap's segments or the cache, else (after tidying
+ * the abandoned heaps, whose empty segments may refill the cache) a new
+ * segment. */
+static page_t *fresh_page(heap_t *heap, unsigned size_class) {
+  page_t *page = page_fresh(heap, size_class, false);
+  if (page != NULL) return page;
+  collect_abandoned(false);
+  return page_fresh(heap, size_class, true);
+}
+
+static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
+  heap->counters.page_refills++;
+  event_note(EVENT_REFILL);
+  maybe_housekeeping(heap);
+  page_t *page = page_queue_find_free(heap, size_class);
+  if (page != NULL) return page;
+  free_delayed_drain(heap); /* full pages that were freed into come back */
+  page = page_queue_find_free(heap, size_class);
+  if (page != NULL) return page;
+  return fresh_page(heap, size_class);
+}
+
+void *alloc_small(heap_t *heap, size_t size) {
+  unsigned size_class = size_class_of(size);
+  page_t *page = heap->queues[size_class].first;
+  if (page == NULL || page->free == NULL) {
+    page = refill(heap, size_class);
+    if (page == NULL) {
+      errno = ENOMEM;
+      return NULL;
+    }
+  }
+  return page_pop(page);
+}
+
+void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
+  if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
+  uint8_t *block = alloc_small(heap, size + alignment - 1);
+  if (block == NULL) return NULL;
+  uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);
+  if (aligned != block) page_mark_aligned(heap, page_of(segment_of(block), block));
+  return aligned;
+}

@@ -1,0 +1,60 @@
+/* Giving memory back: the housekeeping a heap does now and then on its slow
+ * path, the tidying of a heap whose thread exits, the sweep of abandoned
+ * heaps, and brisk_collect(). */
+#include "core.h"
+
+static long housekeeping_interval_ms(void) {
+  long delay = option_get(OPTION_PURGE_DELAY);
+  if (delay < 0) return 1000;
+  return delay / 2 > 1 ? delay / 2 : 1;
+}
+
+/* Takes in a heap's remote and delayed frees and retires its empty pages. */
+static void collect_pages(heap_t *heap, bool force) {
+  free_delayed_drain(heap);
+  page_collect_heap(heap, force);
+}
+
+void collect_heap(heap_t *heap, bool force) {
+  uint64_t now = platform_clock_ms();
+  collect_pages(heap, force);
+  segment_purge_expired(heap, now, force);
+  segment_cache_collect(now, force);
+  huge_cache_collect(now, force);
+  if (!force) collect_abandoned(false);
+  heap->next_housekeeping_ms = now + (uint64_t)housekeeping_interval_ms();
+}
+
+void collect_thread_exit(void *arg) {
+  heap_t *heap = arg;
+  if (heap == NULL || heap == &heap_empty) return;
+  collect_pages(heap, true); /* hand empty pages back to their segments */
+  segment_purge_expired(heap, platform_clock_ms(), false);
+  heap_abandon(heap);
+}
+
+/* A background sweep (force false) gives up when another thread holds the
+ * lock. */
+void collect_abandoned(bool force) {
+  if (force)
+    heaps_lock();
+  else if (!heaps_try_lock())
+    return;
+  uint64_t now = platform_clock_ms();
+  for (heap_t *heap = heaps_abandoned_first(); heap != NULL; heap = heap->next_abandoned) {
+    if (!heap_claim(heap)) continue; /* a thread is freeing into it: next time */
+    collect_pages(heap, true);
+    segment_purge_expired(heap, now, force);
+    heap_unclaim(heap);
+  }
+  heaps_unlock();
+  segment_cache_collect(now, force);
+}
+
+void collect_all(heap_t *heap) {
+  if (heap != &heap_empty) collect_heap(heap, true);
+  collect_abandoned(true);
+  uint64_t now = platform_clock_ms();
+  segment_cache_collect(now, true);
+  huge_cache_collect(now, true);
+}

@@ -1,0 +1,324 @@
+/* The core layer's interface: shared helpers, then every function the core's
+ * files export, grouped under the file that defines each (the order is the
+ * layer order, bottom first: a file calls only files listed above it).
+ * tools/check_layers.py verifies both. */
+#ifndef BRISK_CORE_H
+#define BRISK_CORE_H
+
+#include "brisk.h"
+#include "../platform/platform.h"
+#include "types.h"
+
+/* ---- assertions (BRISK_DEBUG builds) ------------------------------------- */
+#ifdef BRISK_DEBUG
+#define brisk_assert(condition)                                                                    \
+  ((condition) ? (void)0 : assert_failed(#condition, __FILE__, __LINE__))
+#else
+#define brisk_assert(condition) ((void)0)
+#endif
+
+/* ---- atomics: the memory order is part of the name ------------------------ */
+#define atomic_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
+#define atomic_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+#define atomic_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define atomic_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define atomic_exchange_acquire(p, v) atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define atomic_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define atomic_cas_weak_release(p, expected, desired)                                              \
+  atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_release,          \
+                                        memory_order_relaxed)
+#define atomic_cas_weak_relaxed(p, expected, desired)                                              \
+  atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_relaxed,          \
+                                        memory_order_relaxed)
+#define atomic_cas_strong_acq_rel(p, expected, desired)                                            \
+  atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel,        \
+                                          memory_order_acquire)
+
+/* A count written by one thread only and read by any: no atomic read-modify-
+ * write, but no torn values either. */
+#define counter_add(c, n)                                                                          \
+  __atomic_store_n(&(c), __atomic_load_n(&(c), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
+#define counter_get(c) __atomic_load_n(&(c), __ATOMIC_RELAXED)
+
+/* ---- address arithmetic -------------------------------------------------- */
+static inline uintptr_t align_up(uintptr_t x, size_t alignment) {
+  return (x + alignment - 1) & ~(uintptr_t)(alignment - 1);
+}
+static inline bool is_power_of_two(size_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
+
+/* The segment is found from p - 1 so that a huge block aligned to a whole
+ * segment can start exactly where its header's 4 MiB unit ends. */
+static inline segment_t *segment_of(const void *p) {
+  return (segment_t *)(((uintptr_t)p - 1) & ~(uintptr_t)SEGMENT_MASK);
+}
+static inline page_t *page_of(segment_t *segment, const void *p) {
+  return &segment->pages[((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift];
+}
+
+/* ---- segment lists: a heap's segments with free pages, and the caches ------- */
+static inline void segment_list_push(segment_list_t *list, segment_t *segment) {
+  segment->prev = NULL;
+  segment->next = list->first;
+  if (list->first != NULL) list->first->prev = segment;
+  list->first = segment;
+  list->count++;
+}
+static inline void segment_list_remove(segment_list_t *list, segment_t *segment) {
+  if (segment->prev != NULL)
+    segment->prev->next = segment->next;
+  else
+    list->first = segment->next;
+  if (segment->next != NULL) segment->next->prev = segment->prev;
+  segment->next = segment->prev = NULL;
+  list->count--;
+}
+
+/* ---- message.c: the only writer of brisk's messages ----------------------------- */
+/* printf-style formatting into a stack buffer, then platform_write. */
+INTERNAL void msg_printf(int fd, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* A broken internal invariant (BRISK_DEBUG): the message, then abort. */
+INTERNAL void assert_failed(const char *condition, const char *file, int line)
+    __attribute__((noreturn));
+
+/* ---- hooks.c: the narrow interface through which diagnostics watch the core ---- */
+/* DIAG_FLAG: a switch of the diagnostic modes; constant false when they are
+ * compiled out (BRISK_NO_DIAGNOSTICS). */
+#ifdef BRISK_NO_DIAGNOSTICS
+#define DIAG_FLAG(name) static const bool name = false
+#else
+#define DIAG_FLAG(name) INTERNAL extern bool name
+#endif
+/* diag_counting: every call is counted, so heaps keep their fast paths empty
+ * and every malloc and free reaches a slow path (and before_free). */
+DIAG_FLAG(diag_counting);
+/* profile_on: slow-path events are reported to hooks.event. */
+DIAG_FLAG(profile_on);
+
+typedef enum profile_event {
+  EVENT_REFILL,      /* a thread's page for a size class ran dry */
+  EVENT_SEGMENT,     /* a heap needed a new segment from the process cache or the OS */
+  EVENT_REMOTE_FREE, /* a block freed by a thread other than its owner */
+  EVENT_LOCK_WAIT,   /* a thread waited on one of brisk's few locks */
+  EVENT_OS_CALL,     /* the OS was asked to map, unmap, purge or move memory */
+  EVENT_KIND_COUNT
+} profile_event;
+
+typedef struct core_hooks {
+  /* diag_counting: runs first in every free, before the core frees p. */
+  void (*before_free)(segment_t *segment, page_t *page, void *p);
+  /* profile_on: a slow-path event happened on this thread. */
+  void (*event)(profile_event kind);
+} core_hooks;
+INTERNAL extern core_hooks hooks;
+
+static inline void event_note(profile_event kind) {
+  if (unlikely(profile_on)) hooks.event(kind);
+}
+/* A lock whose waits show in the profile. */
+static inline void lock_acquire(platform_lock_t *lock) {
+  if (platform_lock_try(lock)) return;
+  event_note(EVENT_LOCK_WAIT);
+  platform_lock_acquire(lock);
+}
+static inline void lock_release(platform_lock_t *lock) {
+  platform_lock_release(lock);
+}
+
+/* ---- options.c: runtime settings, one table ------------------------------------ */
+typedef enum option_id {
+  OPTION_PURGE_DELAY, /* ms before free memory goes back to the OS; <0: never */
+  OPTION_STATS,       /* STATS_OFF, STATS_TEXT or STATS_JSON */
+  OPTION_LEAKS,
+  OPTION_PROFILE,
+  OPTION_PROFILE_RATE,
+  OPTION_CHECK,
+  OPTION_COUNT
+} option_id;
+enum { STATS_OFF = 0, STATS_TEXT = 1, STATS_JSON = 2 };
+INTERNAL long option_get(option_id id);
+INTERNAL void options_init(void);
+
+/* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
+#define SITE_FRAMES 16
+/* Finds brisk's own code, so stack traces start at the caller. */
+INTERNAL void report_init(void);
+/* Whether a code address lies in brisk, when it is a shared library (linked
+ * into the program, brisk cannot tell its code from the program's). */
+INTERNAL bool report_code_is_brisk(uintptr_t pc);
+/* The caller's stack without brisk's frames (skip: frames of the caller's
+ * own that are known to be brisk's when it is linked into the program). */
+INTERNAL int stack_capture(void **frames, unsigned skip);
+INTERNAL void stack_print(int fd, void *const *frames, int count, const char *indent);
+INTERNAL void stack_print_current(int fd, const char *indent);
+/* A second free of a block: report it with a stack trace, then abort. */
+INTERNAL void double_free_detected(const void *p) __attribute__((noreturn));
+/* Set while a report (or diagnostic bookkeeping) runs, so the allocations it
+ * makes are not themselves diagnosed. */
+INTERNAL extern _Thread_local bool tl_in_diag;
+
+/* ---- size_class.c ----------------------------------------------------------------- */
+INTERNAL extern const uint32_t class_size[CLASS_COUNT];
+static inline unsigned size_class_of(size_t size) {
+  if (size <= 16) return 0;
+  if (size <= 128) return (unsigned)((size + 15) >> 4) - 1;
+  size_t s = size - 1;
+  unsigned top = 63u - (unsigned)__builtin_clzll(s); /* >= 7 */
+  return 8 + (top - 7) * 8 + (unsigned)((s >> (top - 3)) & 7);
+}
+INTERNAL segment_kind size_class_kind(unsigned size_class);
+/* direct[] slots [first, last] that map to this class (empty when first > last). */
+INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsigned *last);
+
+/* ---- memory.c: memory from the platform, and the process-wide figures ---------- */
+/* A reservation of size bytes whose address plus offset is a multiple of
+ * alignment (>= SEGMENT_SIZE), nothing committed yet. */
+INTERNAL void *memory_reserve(size_t size, size_t alignment, size_t offset);
+INTERNAL bool memory_commit(void *p, size_t size);
+INTERNAL void memory_purge(void *p, size_t size);
+/* Returns a whole reservation (or its tail) to the OS. */
+INTERNAL void memory_release(void *p, size_t size);
+INTERNAL bool memory_extend(void *p, size_t size, size_t new_size);
+INTERNAL void *memory_move_grow(void *p, size_t size, size_t new_size);
+/* The committed figure moves with page state, not with each call above. */
+INTERNAL void memory_note_committed(ptrdiff_t delta);
+INTERNAL void memory_note_large_in_use(ptrdiff_t delta);
+INTERNAL void memory_info(brisk_memory_info *info);
+INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps);
+
+/* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
+INTERNAL void segment_map_set(segment_t *segment, bool present);
+#define SEGMENT_UNIT_COUNT ((size_t)1 << (47 - SEGMENT_SHIFT)) /* 128 TiB of user space */
+INTERNAL extern _Atomic(uint8_t) *_Atomic xsegment_units;
+static inline bool segment_map_contains(const segment_t *segment) {
+  uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
+  if (unit >= SEGMENT_UNIT_COUNT) return false;
+  _Atomic(uint8_t) *units = atomic_load_acquire(&xsegment_units);
+  return units != NULL && atomic_load_acquire(&units[unit]) != 0;
+}
+/* Calls visit for every mapped segment (a diagnostic walk; not synchronised). */
+INTERNAL void segment_map_visit(void (*visit)(segment_t *segment, void *arg), void *arg);
+
+/* ---- span_cache.c: whole free segments kept for reuse, newest first ------------- */
+typedef struct span_cache {
+  platform_lock_t lock;
+  segment_list_t list;
+  size_t capacity;
+  bool evict_oldest; /* when full: drop the oldest to make room (else refuse) */
+} span_cache;
+/* Adds segment (stamped now); returns a segment that did not fit, or NULL. */
+INTERNAL segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now);
+/* match: 2 = take this one, 1 = take it if nothing better follows, 0 = no. */
+INTERNAL segment_t *span_cache_take(span_cache *cache, int (*match)(segment_t *, size_t),
+                                    size_t arg);
+/* Visits the segments cached for delay ms by now (all, when force; nothing,
+ * when delay < 0 and not force, or when another thread holds the cache and
+ * not force); those visit returns true for leave the cache and are returned
+ * as a list linked by next. */
+INTERNAL segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
+                                       bool (*visit)(segment_t *segment, bool force));
+
+/* ---- segment.c: segments and the pages inside them ----------------------------- */
+INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map);
+INTERNAL void segment_page_free(heap_t *heap, page_t *page);
+INTERNAL size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area);
+INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);
+INTERNAL void segment_cache_collect(uint64_t now, bool force);
+INTERNAL void segment_cache_lock(void);
+INTERNAL void segment_cache_unlock(void);
+
+/* ---- page.c: pages of one size class, their queues and free lists ----------------- */
+INTERNAL extern page_t page_empty;
+/* Takes the first free block of a page whose free list is not empty. */
+static inline block_t *page_pop(page_t *page) {
+  block_t *block = page->free;
+  page->free = block->next;
+  page->used++;
+  block->cookie = 0; /* a live block never carries the free cookie */
+  return block;
+}
+/* Whether heap's thread may free into page with plain stores (see xowner_tag). */
+static inline bool page_is_plain(const page_t *page, const heap_t *heap) {
+  return atomic_load_relaxed(&page->xowner_tag) == heap;
+}
+INTERNAL void page_owner_tag_update(heap_t *heap, page_t *page);
+INTERNAL page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map);
+/* The first page of the class's queue that has (or, collecting its frees and
+ * carving more blocks, can get) a free block, moved to the front; pages with
+ * nothing to give are parked on the full list on the way. NULL when none. */
+INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class);
+INTERNAL void page_unpark(heap_t *heap, page_t *page);
+INTERNAL void page_retire(heap_t *heap, page_t *page);
+/* Collects every queued page; retires the empty ones. force also retires the
+ * first page of each class, which page_retire keeps warm. */
+INTERNAL void page_collect_heap(heap_t *heap, bool force);
+INTERNAL uint8_t *page_block_start(const page_t *page, const void *p);
+INTERNAL void page_mark_aligned(heap_t *heap, page_t *page);
+INTERNAL void page_queue_verify(const heap_t *heap, const page_queue_t *queue);
+
+/* ---- heap.c: thread heaps ------------------------------------------------------------- */
+INTERNAL extern heap_t heap_empty;
+INTERNAL extern _Thread_local heap_t *tl_heap;
+/* A heap for the calling thread, which has none: an abandoned one or a new one. */
+INTERNAL heap_t *heap_acquire(void);
+/* The thread is leaving: its heap waits for the next new thread. */
+INTERNAL void heap_abandon(heap_t *heap);
+/* Claims an abandoned heap for a moment (false: in use, or claimed already);
+ * heap_unclaim gives it back. */
+INTERNAL bool heap_claim(heap_t *heap);
+INTERNAL void heap_unclaim(heap_t *heap);
+INTERNAL void heaps_lock(void);
+INTERNAL void heaps_unlock(void);
+INTERNAL bool heaps_try_lock(void);
+/* The abandoned heaps, under the lock. */
+INTERNAL heap_t *heaps_abandoned_first(void);
+/* Calls visit for every heap ever created (live or abandoned), under the lock. */
+INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
+INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
+
+/* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
+INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
+INTERNAL void huge_free(segment_t *segment);
+INTERNAL void *huge_realloc(segment_t *segment, void *p, size_t size);
+INTERNAL size_t huge_usable_size(const segment_t *segment, const void *p);
+INTERNAL void huge_cache_collect(uint64_t now, bool force);
+INTERNAL void huge_cache_lock(void);
+INTERNAL void huge_cache_unlock(void);
+
+/* ---- free.c: the free path ------------------------------------------------------------- */
+/* The freed-block cookie (see block_t). */
+INTERNAL extern uintptr_t free_secret;
+static inline uintptr_t free_cookie(const block_t *block) {
+  return (uintptr_t)block ^ free_secret;
+}
+/* Marks a block free, first making sure it was not free already (p: the
+ * pointer the program passed, named in the report). */
+static inline void block_mark_free(block_t *block, const void *p) {
+  if (unlikely(block->cookie == free_cookie(block))) double_free_detected(p);
+  block->cookie = free_cookie(block);
+}
+/* Every free that the fast path (api/fast_path.h) does not settle. */
+INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
+/* The owner takes in the blocks other threads freed into its parked pages. */
+INTERNAL void free_delayed_drain(heap_t *heap);
+
+/* ---- collect.c: giving memory back ------------------------------------------------------ */
+/* Collect the heap's frees, retire its empty pages, purge what has waited
+ * the purge delay (force: everything), tidy the caches and abandoned heaps. */
+INTERNAL void collect_heap(heap_t *heap, bool force);
+/* The platform's thread-exit callback: tidy the heap, then abandon it. */
+INTERNAL void collect_thread_exit(void *heap);
+/* Tidy the heaps of exited threads (force: wait for the lock). */
+INTERNAL void collect_abandoned(bool force);
+/* brisk_collect(): everything, now. */
+INTERNAL void collect_all(heap_t *heap);
+
+/* ---- alloc.c: the allocation slow path --------------------------------------------------- */
+/* A block of size <= LARGE_MAX from heap's pages; NULL and ENOMEM when out of memory. */
+INTERNAL void *alloc_small(heap_t *heap, size_t size);
+/* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN), from
+ * pages when it fits there, else a huge block. */
+INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);
+
+#endif /* BRISK_CORE_H */

@@ -1,0 +1,115 @@
+/* Thread heaps. A thread starts on heap_empty, whose direct[] points at a page
+ * with nothing free, so its first malloc takes the slow path, which gives it
+ * a heap: an abandoned one if any (adopting its pages, live blocks and all),
+ * else a new one. When the thread exits, its heap is tidied (collect.c) and
+ * abandoned here. Heaps are never unmapped, so a late remote free can always
+ * reach the delayed list of the heap it names. */
+#include "core.h"
+
+#include <string.h>
+
+heap_t heap_empty = {.direct = {[0 ... DIRECT_SLOTS - 1] = &page_empty}};
+_Thread_local heap_t *tl_heap __attribute__((tls_model("initial-exec"))) = &heap_empty;
+
+static platform_lock_t heaps_mutex = PLATFORM_LOCK_INIT;
+static heap_t *abandoned_first;
+static heap_t *created_first;
+static uint64_t heaps_created, heaps_abandoned;
+/* Heaps are carved from chunks of table memory. */
+static uint8_t *chunk_next, *chunk_end;
+#define HEAP_CHUNK (256 * KiB)
+
+void heaps_lock(void) {
+  lock_acquire(&heaps_mutex);
+}
+void heaps_unlock(void) {
+  lock_release(&heaps_mutex);
+}
+bool heaps_try_lock(void) {
+  return platform_lock_try(&heaps_mutex);
+}
+
+static heap_t *heap_new_locked(void) {
+  size_t size = align_up(sizeof(heap_t), 64);
+  if (chunk_next == NULL || chunk_next + size > chunk_end) {
+    uint8_t *chunk = platform_table_alloc(HEAP_CHUNK);
+    if (chunk == NULL) return NULL;
+    chunk_next = chunk;
+    chunk_end = chunk + HEAP_CHUNK;
+  }
+  heap_t *heap = (heap_t *)chunk_next;
+  chunk_next += size;
+  memset(heap, 0, sizeof *heap);
+  for (unsigned slot = 0; slot < DIRECT_SLOTS; slot++)
+    heap->direct[slot] = &page_empty;
+  heap->next_created = created_first;
+  created_first = heap;
+  heaps_created++;
+  return heap;
+}
+
+/* Claims an abandoned heap; false when it is in use or claimed already. */
+bool heap_claim(heap_t *heap) {
+  uint8_t expected = HEAP_ABANDONED;
+  return atomic_load_relaxed(&heap->xstate) == HEAP_ABANDONED &&
+         atomic_compare_exchange_strong_explicit(&heap->xstate, &expected, HEAP_CLAIMED,
+                                                 memory_order_acquire, memory_order_relaxed);
+}
+
+void heap_unclaim(heap_t *heap) {
+  atomic_store_explicit(&heap->xstate, HEAP_ABANDONED, memory_order_release);
+}
+
+/* Adopts the first abandoned heap nobody has claimed for the moment. */
+static heap_t *adopt_locked(void) {
+  for (heap_t **link = &abandoned_first; *link != NULL; link = &(*link)->next_abandoned) {
+    heap_t *heap = *link;
+    if (!heap_claim(heap)) continue;
+    *link = heap->next_abandoned;
+    heaps_abandoned--;
+    return heap;
+  }
+  return NULL;
+}
+
+heap_t *heap_acquire(void) {
+  heaps_lock();
+  heap_t *heap = adopt_locked();
+  if (heap == NULL) heap = heap_new_locked();
+  heaps_unlock();
+  if (heap == NULL) return NULL;
+  heap->next_abandoned = NULL;
+  atomic_store_relaxed(&heap->xstate, HEAP_IN_USE);
+  /* tl_heap first: arming the thread-exit callback may itself allocate. */
+  tl_heap = heap;
+  platform_thread_exit_arm(heap);
+  return heap;
+}
+
+void heap_abandon(heap_t *heap) {
+  if (tl_heap == heap) tl_heap = &heap_empty;
+  heaps_lock();
+  heap->next_abandoned = abandoned_first;
+  abandoned_first = heap;
+  heaps_abandoned++;
+  heaps_unlock();
+  heap_unclaim(heap); /* from now on others may claim it */
+}
+
+heap_t *heaps_abandoned_first(void) {
+  return abandoned_first;
+}
+
+void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg) {
+  heaps_lock();
+  for (heap_t *heap = created_first; heap != NULL; heap = heap->next_created)
+    visit(heap, arg);
+  heaps_unlock();
+}
+
+void heaps_count(uint64_t *created, uint64_t *abandoned) {
+  heaps_lock();
+  *created = heaps_created;
+  *abandoned = heaps_abandoned;
+  heaps_unlock();
+}

@@ -1,0 +1,82 @@
+/* Memory from the platform, and the process-wide figures brisk reports:
+ * address space mapped, memory committed (mapped and possibly resident),
+ * bytes in live huge blocks, and how often the OS was called. */
+#include "core.h"
+
+static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarge_in_use;
+static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
+
+static void note_call(_Atomic(uint64_t) *counter) {
+  atomic_add_relaxed(counter, 1);
+  event_note(EVENT_OS_CALL);
+}
+
+static void raise_peak(_Atomic(size_t) *peak, size_t value) {
+  size_t seen = atomic_load_relaxed(peak);
+  while (value > seen && !atomic_cas_weak_relaxed(peak, &seen, value)) {
+  }
+}
+
+static void note_mapped(ptrdiff_t delta) {
+  size_t now = atomic_add_relaxed(&xmapped, (size_t)delta) + (size_t)delta;
+  if (delta > 0) raise_peak(&xmapped_peak, now);
+}
+
+void memory_note_committed(ptrdiff_t delta) {
+  size_t now = atomic_add_relaxed(&xcommitted, (size_t)delta) + (size_t)delta;
+  if (delta > 0) raise_peak(&xcommitted_peak, now);
+}
+
+void memory_note_large_in_use(ptrdiff_t delta) {
+  atomic_add_relaxed(&xlarge_in_use, (size_t)delta);
+}
+
+void *memory_reserve(size_t size, size_t alignment, size_t offset) {
+  note_call(&xmaps);
+  void *p = platform_reserve_aligned(size, alignment, offset);
+  if (p != NULL) note_mapped((ptrdiff_t)size);
+  return p;
+}
+
+bool memory_commit(void *p, size_t size) {
+  return platform_commit(p, size);
+}
+
+void memory_purge(void *p, size_t size) {
+  note_call(&xpurges);
+  platform_purge(p, size);
+}
+
+void memory_release(void *p, size_t size) {
+  note_call(&xunmaps);
+  if (platform_release(p, size)) note_mapped(-(ptrdiff_t)size);
+}
+
+bool memory_extend(void *p, size_t size, size_t new_size) {
+  note_call(&xmaps);
+  if (!platform_extend(p, size, new_size)) return false;
+  note_mapped((ptrdiff_t)(new_size - size));
+  return true;
+}
+
+void *memory_move_grow(void *p, size_t size, size_t new_size) {
+  note_call(&xremaps);
+  void *moved = platform_move_grow(p, size, new_size, SEGMENT_SIZE);
+  if (moved != NULL) note_mapped((ptrdiff_t)(new_size - size));
+  return moved;
+}
+
+void memory_info(brisk_memory_info *info) {
+  info->mapped = atomic_load_relaxed(&xmapped);
+  info->mapped_peak = atomic_load_relaxed(&xmapped_peak);
+  info->committed = atomic_load_relaxed(&xcommitted);
+  info->committed_peak = atomic_load_relaxed(&xcommitted_peak);
+  info->large_in_use = atomic_load_relaxed(&xlarge_in_use);
+}
+
+void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps) {
+  *maps = atomic_load_relaxed(&xmaps);
+  *unmaps = atomic_load_relaxed(&xunmaps);
+  *purges = atomic_load_relaxed(&xpurges);
+  *remaps = atomic_load_relaxed(&xremaps);
+}

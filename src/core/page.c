@@ -1,0 +1,270 @@
+/* Pages: runs of blocks of one size class, carved lazily, with the queues a
+ * heap keeps them on and the free lists inside them.
+ *
+ * A heap keeps, per size class, a queue of pages that may have free blocks;
+ * the first one is what direct[] points at. A page found with nothing free
+ * is parked on the heap's full list with XFREE_NOTIFY set, so it costs no
+ * more scans until a free brings it back (see free.c). */
+#include "core.h"
+
+page_t page_empty; /* free == NULL: every fast path through it fails */
+
+/* Blocks carved per extension: about one OS page, so a fresh page touches
+ * memory only as it is used. */
+#define EXTEND_BYTES 4096
+#define EXTEND_MIN_BLOCKS 4
+
+static uint8_t flags_of(const page_t *page) {
+  return atomic_load_relaxed(&page->xflags);
+}
+
+/* Every change of flags re-derives the owner tag (the invariant in types.h). */
+static void flags_set(heap_t *heap, page_t *page, uint8_t flags) {
+  atomic_store_relaxed(&page->xflags, flags);
+  page_owner_tag_update(heap, page);
+}
+
+void page_owner_tag_update(heap_t *heap, page_t *page) {
+  uint8_t flags = flags_of(page);
+  bool plain =
+      !diag_counting && (flags & PAGE_IN_USE) && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
+  atomic_store_relaxed(&page->xowner_tag, plain ? heap : NULL);
+}
+
+/* ---- queues ------------------------------------------------------------------ */
+static void queue_push_front(page_queue_t *queue, page_t *page) {
+  page->prev = NULL;
+  page->next = queue->first;
+  if (queue->first != NULL)
+    queue->first->prev = page;
+  else
+    queue->last = page;
+  queue->first = page;
+}
+
+static void queue_push_back(page_queue_t *queue, page_t *page) {
+  page->next = NULL;
+  page->prev = queue->last;
+  if (queue->last != NULL)
+    queue->last->next = page;
+  else
+    queue->first = page;
+  queue->last = page;
+}
+
+static void queue_remove(page_queue_t *queue, page_t *page) {
+  if (page->prev != NULL)
+    page->prev->next = page->next;
+  else
+    queue->first = page->next;
+  if (page->next != NULL)
+    page->next->prev = page->prev;
+  else
+    queue->last = page->prev;
+  page->next = page->prev = NULL;
+}
+
+/* The fast path's view of a class: direct[] points at its first page. */
+static void direct_update(heap_t *heap, unsigned size_class) {
+  if (diag_counting) return; /* its fast path stays empty */
+  unsigned first, last;
+  size_class_direct_slots(size_class, &first, &last);
+  page_t *page = heap->queues[size_class].first;
+  if (page == NULL) page = &page_empty;
+  for (unsigned slot = first; slot <= last; slot++)
+    heap->direct[slot] = page;
+}
+
+/* Checks a queue's links and each page's counts (BRISK_DEBUG builds). */
+void page_queue_verify(const heap_t *heap, const page_queue_t *queue) {
+  const page_t *previous = NULL;
+  for (const page_t *page = queue->first; page != NULL; page = page->next) {
+    brisk_assert(page->prev == previous);
+    brisk_assert(flags_of(page) & PAGE_IN_USE);
+    brisk_assert(page->capacity <= page->reserved);
+    brisk_assert(page->used <= page->capacity);
+    uint8_t flags = flags_of(page);
+    bool plain = !diag_counting && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
+    brisk_assert(atomic_load_relaxed(&page->xowner_tag) == (plain ? heap : NULL));
+    brisk_assert(((flags & PAGE_IN_FULL) != 0) == (queue == &heap->full));
+    (void)plain;
+    previous = page;
+  }
+  brisk_assert(queue->last == previous);
+  (void)heap;
+  (void)previous;
+}
+
+#ifdef BRISK_DEBUG
+#define QUEUE_VERIFY(heap, queue) page_queue_verify((heap), (queue))
+#else
+#define QUEUE_VERIFY(heap, queue) ((void)0)
+#endif
+
+static void page_move_to_front(heap_t *heap, page_t *page) {
+  page_queue_t *queue = &heap->queues[page->size_class];
+  if (queue->first != page) {
+    queue_remove(queue, page);
+    queue_push_front(queue, page);
+  }
+  direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+}
+
+/* ---- blocks -------------------------------------------------------------------- */
+uint8_t *page_block_start(const page_t *page, const void *p) {
+  size_t offset = (size_t)((const uint8_t *)p - page->area);
+  return page->area + offset - offset % page->block_size;
+}
+
+/* Takes in the page's remote frees; returns how many arrived. */
+static size_t collect_thread_free(page_t *page) {
+  if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
+  uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
+  block_t *head = (block_t *)(taken & ~XFREE_NOTIFY);
+  if (head == NULL) return 0;
+  size_t count = 1;
+  block_t *tail = head;
+  while (tail->next != NULL) {
+    tail = tail->next;
+    count++;
+  }
+  tail->next = page->local_free;
+  page->local_free = head;
+  brisk_assert(page->used >= count);
+  page->used -= (uint32_t)count;
+  return count;
+}
+
+static void page_collect(page_t *page) {
+  collect_thread_free(page);
+  if (page->free == NULL) {
+    page->free = page->local_free;
+    page->local_free = NULL;
+  }
+}
+
+static void page_extend(page_t *page) {
+  size_t size = page->block_size;
+  unsigned count = (unsigned)(EXTEND_BYTES / size);
+  if (count < EXTEND_MIN_BLOCKS) count = EXTEND_MIN_BLOCKS;
+  unsigned remaining = (unsigned)(page->reserved - page->capacity);
+  if (count > remaining) count = remaining;
+  uint8_t *start = page->area + (size_t)page->capacity * size;
+  for (unsigned i = 0; i + 1 < count; i++)
+    ((block_t *)(start + i * size))->next = (block_t *)(start + (i + 1) * size);
+  ((block_t *)(start + (size_t)(count - 1) * size))->next = page->free;
+  page->free = (block_t *)start;
+  page->capacity = (uint16_t)(page->capacity + count);
+}
+
+/* ---- page life: fresh, parked, retired ------------------------------------------- */
+static bool page_park(heap_t *heap, page_t *page);
+
+page_t *page_queue_find_free(heap_t *heap, unsigned size_class) {
+  page_queue_t *queue = &heap->queues[size_class];
+  page_t *page = queue->first;
+  while (page != NULL) {
+    page_collect(page);
+    if (page->free == NULL && page->capacity < page->reserved) page_extend(page);
+    if (page->free != NULL) {
+      page_move_to_front(heap, page);
+      return page;
+    }
+    page_t *next = page->next;
+    if (page_park(heap, page)) page = next; /* else: look at it again */
+  }
+  return NULL;
+}
+
+page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
+  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), may_map);
+  if (page == NULL) return NULL;
+  segment_t *segment = segment_of(page);
+  page->block_size = class_size[size_class];
+  page->size_class = (uint8_t)size_class;
+  size_t bytes = segment_page_bytes(segment, page, &page->area);
+  page->reserved = (uint16_t)(bytes / page->block_size);
+  page->capacity = 0;
+  page->used = 0;
+  page->free = NULL;
+  page->local_free = NULL;
+  atomic_store_relaxed(&page->xthread_free, 0);
+  flags_set(heap, page, PAGE_IN_USE);
+  page_extend(page);
+  queue_push_front(&heap->queues[size_class], page);
+  direct_update(heap, size_class);
+  QUEUE_VERIFY(heap, &heap->queues[size_class]);
+  return page;
+}
+
+/* Parks a page with nothing free on the full list; false when a remote free
+ * arrived meanwhile (collect again instead). */
+static bool page_park(heap_t *heap, page_t *page) {
+  uintptr_t expected = 0;
+  if (!atomic_cas_strong_acq_rel(&page->xthread_free, &expected, XFREE_NOTIFY)) return false;
+  page_queue_t *queue = &heap->queues[page->size_class];
+  bool was_first = queue->first == page;
+  queue_remove(queue, page);
+  flags_set(heap, page, flags_of(page) | PAGE_IN_FULL); /* local frees must come and unpark it */
+  queue_push_back(&heap->full, page);
+  if (was_first) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  QUEUE_VERIFY(heap, &heap->full);
+  return true;
+}
+
+void page_unpark(heap_t *heap, page_t *page) {
+  queue_remove(&heap->full, page);
+  collect_thread_free(page); /* clears XFREE_NOTIFY */
+  flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
+  page_queue_t *queue = &heap->queues[page->size_class];
+  queue_push_back(queue, page);
+  if (queue->first == page) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  QUEUE_VERIFY(heap, &heap->full);
+}
+
+static bool page_kept_warm(const page_t *page) {
+  return page->block_size <= MEDIUM_MAX;
+}
+
+static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
+  bool was_first = queue->first == page;
+  queue_remove(queue, page);
+  flags_set(heap, page, 0); /* no longer in use: frees of it take the slow path */
+  if (was_first) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  segment_page_free(heap, page);
+}
+
+void page_retire(heap_t *heap, page_t *page) {
+  if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
+  page_queue_t *queue = &heap->queues[page->size_class];
+  /* Keep the only page of a class: a loop allocating and freeing one block
+   * at a page boundary would otherwise set up and tear down a page each time.
+   * Housekeeping retires it once it has stayed empty. Not a large page: it
+   * is a whole segment. */
+  if (queue->first == page && queue->last == page && page_kept_warm(page)) return;
+  retire_from_queue(heap, queue, page);
+}
+
+void page_collect_heap(heap_t *heap, bool force) {
+  for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
+    page_queue_t *queue = &heap->queues[size_class];
+    for (page_t *page = queue->first, *next; page != NULL; page = next) {
+      next = page->next;
+      collect_thread_free(page);
+      if (page->used != 0) continue;
+      if (!force && queue->first == page && queue->last == page && page_kept_warm(page)) continue;
+      retire_from_queue(heap, queue, page);
+    }
+  }
+}
+
+/* Marks a page whose block is handed out at an interior offset, so frees and
+ * size queries find the block start. */
+void page_mark_aligned(heap_t *heap, page_t *page) {
+  if (flags_of(page) & PAGE_HAS_ALIGNED) return;
+  flags_set(heap, page, flags_of(page) | PAGE_HAS_ALIGNED);
+}

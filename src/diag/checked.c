@@ -1,0 +1,107 @@
+/* Checked mode (BRISK_CHECK): every free, realloc and size query is checked
+ * against the block's trailer; double frees, pointers brisk never returned,
+ * interior pointers and writes past the end are reported with the stack of
+ * the offending call and of the allocation, then the program stops. */
+#include "diag.h"
+
+#include <stdio.h>
+
+#define CHECK_EXIT_STATUS 86
+
+static NOINLINE void report(const char *kind, const void *p, const diag_trailer_t *trailer,
+                            const char *detail) __attribute__((noreturn));
+
+static void report(const char *kind, const void *p, const diag_trailer_t *trailer,
+                   const char *detail) {
+  tl_in_diag = true;
+  msg_printf(2, "brisk: error: %s of pointer %p\n", kind, p);
+  if (detail != NULL) msg_printf(2, "brisk:   %s\n", detail);
+  msg_printf(2, "brisk:   at:\n");
+  stack_print_current(2, "brisk:     ");
+  if (trailer != NULL && trailer->site != 0) {
+    msg_printf(2, "brisk:   the block (%llu bytes at %p) was allocated at:\n",
+               (unsigned long long)trailer->requested, (void *)trailer->user);
+    site_print_trace(2, trailer->site, "brisk:     ");
+  }
+  msg_printf(2, "brisk: checked mode stops the program (exit status %d)\n", CHECK_EXIT_STATUS);
+  platform_exit_now(CHECK_EXIT_STATUS);
+}
+
+/* A pointer brisk never handed out can fault in the free fast path, which
+ * reads the segment header below the pointer before any check. The pointer
+ * being freed is still in a register when its header read faults: the one
+ * whose segment is the header's (the first argument's register first). */
+static const void *faulting_pointer(const platform_fault *fault) {
+  uintptr_t header = (uintptr_t)fault->address & ~(uintptr_t)SEGMENT_MASK;
+  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++) {
+    uintptr_t value = fault->registers[i];
+    if (value != header && value != 0 && ((value - 1) & ~(uintptr_t)SEGMENT_MASK) == header)
+      return (const void *)value;
+  }
+  return fault->address;
+}
+
+/* A fault inside brisk's code is reported as an invalid free; any other
+ * fault, and any fault at all when brisk is linked into the program (it
+ * cannot tell its code from the program's then), gets the default action. */
+static void checked_fault(const platform_fault *fault) {
+  if (!report_code_is_brisk(fault->pc)) return;
+  char detail[160];
+  snprintf(detail, sizeof detail,
+           "brisk never returned this pointer: reading its header at %p faulted", fault->address);
+  report("invalid free (or realloc, or size query)", faulting_pointer(fault), NULL, detail);
+}
+
+void checked_init(void) {
+  platform_on_fault(checked_fault);
+}
+
+diag_trailer_t *checked_block(const void *p, const char *action) {
+  char detail[200];
+  segment_t *segment = segment_of(p);
+  if (!segment_map_contains(segment))
+    report(action, p, NULL, "brisk never returned this pointer (or its huge block is gone)");
+  page_t *page;
+  if (segment->kind == SEGMENT_HUGE) {
+    page = &segment->pages[0];
+    if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE))
+      report(action, p, NULL, "the huge block was already freed (double free)");
+    if ((const uint8_t *)p < page->area)
+      report(action, p, NULL, "the pointer lies in a block header, not a block");
+  } else {
+    size_t index = ((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift;
+    page = &segment->pages[index];
+    if (index >= segment->page_count || !(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE))
+      report(action, p, NULL, "no block of this page is allocated (double free or stray pointer)");
+    const uint8_t *carved_end = page->area + (size_t)page->capacity * page->block_size;
+    if ((const uint8_t *)p < page->area || (const uint8_t *)p >= carved_end)
+      report(action, p, NULL, "the pointer is not inside any block brisk handed out");
+  }
+  diag_trailer_t *trailer = diag_trailer_of(segment, page, p);
+  if (trailer->state != DIAG_LIVE && trailer->state != DIAG_FREED)
+    report(action, p, NULL, "no block was ever handed out here");
+  if (trailer->user != (uintptr_t)p) {
+    const uint8_t *user = (const uint8_t *)trailer->user;
+    snprintf(detail, sizeof detail,
+             "interior pointer: %zd bytes into the %s block %p of %llu bytes",
+             (ptrdiff_t)((const uint8_t *)p - user), trailer->state == DIAG_LIVE ? "live" : "freed",
+             (const void *)user, (unsigned long long)trailer->requested);
+    report(action, p, trailer, detail);
+  }
+  if (trailer->state == DIAG_FREED)
+    report("double free", p, trailer, "the block was already freed");
+  uint8_t *end = (uint8_t *)trailer;
+  if (trailer->requested > (uint64_t)(end - (const uint8_t *)p))
+    report("heap corruption", p, NULL, "the block's trailer was overwritten (write past end)");
+  const uint8_t *canary = (const uint8_t *)p + trailer->requested;
+  size_t span = canary_span(p, trailer->requested, trailer);
+  for (size_t i = 0; i < span; i++) {
+    if (canary[i] != CANARY) {
+      snprintf(
+          detail, sizeof detail, "byte %llu past the end of the %llu-byte block was overwritten",
+          (unsigned long long)(trailer->requested + i), (unsigned long long)trailer->requested);
+      report("write past end of block", p, trailer, detail);
+    }
+  }
+  return trailer;
+}

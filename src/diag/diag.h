@@ -1,0 +1,87 @@
+/* The diagnostics layer's interface (statistics, leak report, profile,
+ * checked mode), grouped under the file that defines each function, in
+ * layer order: a file calls only files listed above it and the core. */
+#ifndef BRISK_DIAG_H
+#define BRISK_DIAG_H
+
+#include "../core/core.h"
+
+/* ---- sites.c: stack traces grouped by call site ------------------------------ */
+INTERNAL void sites_warm_up(void);
+/* The caller's call site (a stack trace kept once), 0 when unknown. */
+INTERNAL uint32_t site_capture(unsigned skip);
+/* A profile event's site: kind >= 0 marks it as an event, not an allocation. */
+INTERNAL uint32_t site_capture_kind(unsigned skip, int kind);
+INTERNAL void site_note(uint32_t site, uint64_t count, uint64_t bytes);
+INTERNAL uint64_t site_count(uint32_t site);
+INTERNAL uint64_t site_bytes(uint32_t site);
+INTERNAL int site_kind(uint32_t site);
+INTERNAL void sites_reset_counts(void);
+/* Sites with a count, largest first: profile events (events) or allocation
+ * sites (!events), ranked by bytes or by count. */
+INTERNAL size_t sites_sorted(uint32_t *ids, size_t max, bool by_bytes, bool events);
+/* Names the frames of these sites at once, before they are printed. */
+INTERNAL void sites_prepare_names(const uint32_t *ids, size_t count);
+INTERNAL void site_print_trace(int fd, uint32_t site, const char *indent);
+
+/* ---- block trailers: the last bytes of every block while diag_counting is on ---- */
+typedef struct diag_trailer_s {
+  uint64_t requested; /* bytes asked for */
+  uintptr_t user;     /* the pointer handed out (aligned blocks: inside the block) */
+  uint32_t site;      /* allocation call site, 0 when unknown */
+  uint32_t state;     /* DIAG_LIVE or DIAG_FREED */
+} diag_trailer_t;
+#define DIAG_LIVE 0x4556494cu  /* "LIVE" */
+#define DIAG_FREED 0x45455246u /* "FREE" */
+
+/* The end of the block that holds p, found from the page's geometry so that
+ * an interior pointer finds its block too; a huge block ends with its
+ * mapping. */
+static inline uint8_t *diag_block_end(segment_t *segment, page_t *page, const void *p) {
+  if (segment->kind == SEGMENT_HUGE) return (uint8_t *)segment + segment->size;
+  return page_block_start(page, p) + page->block_size;
+}
+static inline diag_trailer_t *diag_trailer_of(segment_t *segment, page_t *page, const void *p) {
+  return (diag_trailer_t *)(diag_block_end(segment, page, p) - sizeof(diag_trailer_t));
+}
+
+/* ---- checked.c: checked mode (BRISK_CHECK) ---------------------------------------- */
+#define CANARY_BYTES 8     /* always at least this many between data and trailer */
+#define CANARY_SPAN_MAX 64 /* bytes of canary written and checked */
+#define CANARY 0xBD
+/* The canary bytes between a block's data and its trailer. */
+static inline size_t canary_span(const uint8_t *user, size_t requested,
+                                 const diag_trailer_t *trailer) {
+  size_t room = (size_t)((const uint8_t *)trailer - (user + requested));
+  return room < CANARY_SPAN_MAX ? room : CANARY_SPAN_MAX;
+}
+/* The trailer of the live block that p was handed out as, or a report that
+ * stops the program. */
+INTERNAL diag_trailer_t *checked_block(const void *p, const char *action);
+INTERNAL void checked_init(void);
+
+/* ---- trailer.c: every block tracked (statistics, leaks, checked mode) ---------------- */
+DIAG_FLAG(diag_check);
+INTERNAL void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero);
+INTERNAL size_t diag_usable_size(const void *p);
+/* hooks.before_free while diag_counting is on. */
+INTERNAL void diag_before_free(segment_t *segment, page_t *page, void *p);
+/* Whether blocks record their allocation site (leaks, checked mode). */
+INTERNAL void diag_track_sites(bool on);
+
+/* ---- stats.c ------------------------------------------------------------------------------ */
+INTERNAL void stats_report_at_exit(void);
+
+/* ---- leaks.c ------------------------------------------------------------------------------ */
+INTERNAL void leaks_report(void);
+
+/* ---- profile.c: sampled slow-path events --------------------------------------------------- */
+/* hooks.event while profile_on is set. */
+INTERNAL void profile_note_event(profile_event kind);
+INTERNAL void profile_report(void);
+
+/* ---- modes.c: switching the modes on, and their reports at exit ----------------------------- */
+INTERNAL void diag_init(void);
+INTERNAL void diag_reports_at_exit(void);
+
+#endif /* BRISK_DIAG_H */

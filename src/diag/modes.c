@@ -1,0 +1,23 @@
+/* The diagnostic modes: read from the options once, at start-up, and plugged
+ * into the core through its hooks; and their reports at exit. */
+#include "diag.h"
+
+void diag_init(void) {
+#ifndef BRISK_NO_DIAGNOSTICS
+  diag_check = option_get(OPTION_CHECK) != 0;
+  bool sites = diag_check || option_get(OPTION_LEAKS) != 0;
+  diag_track_sites(sites);
+  diag_counting = sites || option_get(OPTION_STATS) != STATS_OFF;
+  profile_on = option_get(OPTION_PROFILE) != 0;
+  hooks.before_free = diag_before_free;
+  hooks.event = profile_note_event;
+#endif
+  if (diag_check) checked_init();
+}
+
+/* After the program's own destructors. */
+void diag_reports_at_exit(void) {
+  if (option_get(OPTION_PROFILE)) profile_report();
+  if (option_get(OPTION_STATS) != STATS_OFF) stats_report_at_exit();
+  if (option_get(OPTION_LEAKS)) leaks_report();
+}

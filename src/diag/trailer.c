@@ -1,0 +1,76 @@
+/* Tracked blocks: while a diagnostic mode counts calls (statistics, leaks,
+ * checked mode), every heap keeps its fast path empty, so each malloc and
+ * free comes here, and each block carries a trailer at its very end: the
+ * pointer handed out, the size asked for, the allocation site and a
+ * live/freed state. Between the user's bytes and the trailer lie canary
+ * bytes, so a write past the end is seen when the block is freed. */
+#include "diag.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define FREED_FILL 0xDF
+
+#ifndef BRISK_NO_DIAGNOSTICS
+bool diag_check;
+#endif
+static bool track_sites; /* blocks record their allocation site (leaks, check) */
+
+void diag_track_sites(bool on) {
+  track_sites = on;
+}
+
+static unsigned stats_class(size_t requested) {
+  return requested > LARGE_MAX ? CLASS_COUNT : size_class_of(requested);
+}
+
+void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
+  if (size > SIZE_LIMIT - CANARY_BYTES - sizeof(diag_trailer_t)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  size_t need = size + CANARY_BYTES + sizeof(diag_trailer_t);
+  uint8_t *user;
+  if (alignment > ALIGNMENT_MIN)
+    user = alloc_aligned(heap, need, alignment);
+  else
+    user = need <= LARGE_MAX ? alloc_small(heap, need) : huge_malloc(need, 0, false);
+  if (user == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (zero) memset(user, 0, size);
+  segment_t *segment = segment_of(user);
+  diag_trailer_t *trailer = diag_trailer_of(segment, page_of(segment, user), user);
+  memset(user + size, CANARY, canary_span(user, size, trailer));
+  trailer->requested = size;
+  trailer->user = (uintptr_t)user;
+  trailer->state = DIAG_LIVE;
+  trailer->site = track_sites ? site_capture(0) : 0; /* statistics need no call sites */
+  counter_add(heap->counters.mallocs[stats_class(size)], 1);
+  counter_add(heap->counters.requested_bytes, (int64_t)size);
+  return user;
+}
+
+void diag_before_free(segment_t *segment, page_t *page, void *p) {
+  diag_trailer_t *trailer =
+      diag_check ? checked_block(p, "invalid free") : diag_trailer_of(segment, page, p);
+  heap_t *heap = tl_heap != &heap_empty ? tl_heap : heap_acquire();
+  size_t requested = trailer->requested;
+  if (heap != NULL) {
+    counter_add(heap->counters.frees[stats_class(requested)], 1);
+    counter_add(heap->counters.requested_bytes, -(int64_t)requested);
+    if (segment->kind != SEGMENT_HUGE && segment->owner != heap)
+      counter_add(heap->counters.remote_frees, 1);
+  }
+  trailer->state = DIAG_FREED;
+  /* Poison what the program may still read through a dangling pointer. */
+  if (diag_check && segment->kind != SEGMENT_HUGE) memset(p, FREED_FILL, requested);
+}
+
+size_t diag_usable_size(const void *p) {
+  if (diag_check)
+    return checked_block(p, "usable-size query (or realloc) of an invalid pointer")->requested;
+  segment_t *segment = segment_of(p);
+  return diag_trailer_of(segment, page_of(segment, p), p)->requested;
+}

@@ -1,0 +1,212 @@
+/* The platform contract on Linux (x86-64, glibc): memory through mmap,
+ * madvise and mremap; time, thread exit, fork hooks and process facts. */
+#include "platform.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* ---- memory -------------------------------------------------------------- */
+/* Release builds map reservations readable and writable, so committing is
+ * free; BRISK_DEBUG builds map them inaccessible and commit with mprotect,
+ * so code that touches memory it never committed faults here too. */
+#ifdef BRISK_DEBUG
+#define RESERVE_PROTECTION PROT_NONE
+#else
+#define RESERVE_PROTECTION (PROT_READ | PROT_WRITE)
+#endif
+
+static void *map_at(void *hint, size_t size, int protection, int extra_flags) {
+  void *p = mmap(hint, size, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags,
+                 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* The kernel hands out addresses top-down; asking just below the last
+ * reservation usually yields an aligned range in one call. */
+static _Atomic(uintptr_t) xnext_hint;
+
+void *platform_reserve_aligned(size_t size, size_t alignment, size_t offset) {
+  if (offset % alignment == 0) {
+    uintptr_t hint = atomic_load_explicit(&xnext_hint, memory_order_relaxed);
+    if (hint > size + alignment) {
+      uintptr_t want = (hint - size) & ~(uintptr_t)(alignment - 1);
+      void *p = map_at((void *)want, size, RESERVE_PROTECTION, 0);
+      if (p != NULL && ((uintptr_t)p & (alignment - 1)) == 0) {
+        atomic_store_explicit(&xnext_hint, (uintptr_t)p, memory_order_relaxed);
+        return p;
+      }
+      if (p != NULL) munmap(p, size);
+    }
+  }
+  /* Over-map and trim both ends. */
+  size_t over = size + alignment;
+  if (over < size) return NULL;
+  uint8_t *raw = map_at(NULL, over, RESERVE_PROTECTION, 0);
+  if (raw == NULL) return NULL;
+  uintptr_t base =
+      ((((uintptr_t)raw + offset + alignment - 1) & ~(uintptr_t)(alignment - 1))) - offset;
+  if (base < (uintptr_t)raw) base += alignment;
+  size_t head = base - (uintptr_t)raw;
+  size_t tail = over - head - size;
+  if (head != 0) munmap(raw, head);
+  if (tail != 0) munmap((uint8_t *)base + size, tail);
+  atomic_store_explicit(&xnext_hint, base, memory_order_relaxed);
+  return (void *)base;
+}
+
+bool platform_commit(void *p, size_t size) {
+#ifdef BRISK_DEBUG
+  return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
+#else
+  (void)p;
+  (void)size;
+  return true;
+#endif
+}
+
+void platform_purge(void *p, size_t size) {
+  madvise(p, size, MADV_DONTNEED);
+#ifdef BRISK_DEBUG
+  mprotect(p, size, PROT_NONE);
+#endif
+}
+
+bool platform_release(void *p, size_t size) {
+  return munmap(p, size) == 0;
+}
+
+bool platform_extend(void *p, size_t size, size_t new_size) {
+  uint8_t *want = (uint8_t *)p + size;
+  size_t extra = new_size - size;
+  void *got = map_at(want, extra, PROT_READ | PROT_WRITE, MAP_FIXED_NOREPLACE);
+  if (got == NULL) return false;
+  if (got != want) { /* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
+    munmap(got, extra);
+    return false;
+  }
+  return true;
+}
+
+void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment) {
+  void *target = platform_reserve_aligned(new_size, alignment, 0);
+  if (target == NULL) return NULL;
+  void *moved = mremap(p, size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+  if (moved == MAP_FAILED) {
+    munmap(target, new_size);
+    return NULL;
+  }
+  platform_commit(moved, new_size);
+  return moved;
+}
+
+void *platform_table_alloc(size_t size) {
+  return map_at(NULL, size, PROT_READ | PROT_WRITE, 0);
+}
+
+void platform_table_free(void *p, size_t size) {
+  munmap(p, size);
+}
+
+size_t platform_page_size(void) {
+  return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* ---- time, threads, fork ---------------------------------------------------- */
+uint64_t platform_clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static pthread_key_t thread_exit_key;
+
+bool platform_thread_exit_init(void (*callback)(void *value)) {
+  return pthread_key_create(&thread_exit_key, callback) == 0;
+}
+
+void platform_thread_exit_arm(void *value) {
+  pthread_setspecific(thread_exit_key, value);
+}
+
+void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  pthread_atfork(prepare, parent, child);
+}
+
+/* ---- process ------------------------------------------------------------------ */
+uint64_t platform_random_secret(void) {
+  uint64_t secret = 0x9e3779b97f4a7c15u;
+  const uint8_t *random_bytes = (const uint8_t *)getauxval(AT_RANDOM);
+  if (random_bytes != NULL) memcpy(&secret, random_bytes, sizeof secret);
+  return secret;
+}
+
+const char *platform_getenv(const char *name) {
+  return getenv(name);
+}
+
+void platform_write(int fd, const char *text, size_t length) {
+  for (size_t done = 0; done < length;) {
+    ssize_t written = write(fd, text + done, length - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    done += (size_t)written;
+  }
+}
+
+int platform_open_output(const char *path) {
+  return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+void platform_close(int fd) {
+  close(fd);
+}
+
+/* "Key:   N kB" from /proc/self/status, in bytes. */
+static uint64_t status_kb(const char *text, const char *key) {
+  const char *at = strstr(text, key);
+  return at ? strtoull(at + strlen(key), NULL, 10) * 1024u : 0;
+}
+
+void platform_resident(uint64_t *current, uint64_t *peak) {
+  char text[4096];
+  *current = *peak = 0;
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return;
+  text[n] = 0;
+  *current = status_kb(text, "VmRSS:");
+  *peak = status_kb(text, "VmHWM:");
+}
+
+int platform_pid(void) {
+  return (int)getpid();
+}
+
+const char *platform_program_name(void) {
+  return program_invocation_name;
+}
+
+const char *platform_program_short_name(void) {
+  return program_invocation_short_name;
+}
+
+void platform_abort(void) {
+  abort();
+}
+
+void platform_exit_now(int status) {
+  _exit(status);
+}
