@@ -11,7 +11,7 @@ INTERNAL void process_init(void);
 /* The calling thread's first call: set up the process, then give it a heap. */
 INTERNAL heap_t *heap_first_use(void);
 static inline heap_t *heap_for_this_thread(void) {
-  heap_t *heap = tl_heap;
+  heap_t *heap = heap_current();
   return likely(heap != &heap_empty) ? heap : heap_first_use();
 }
 

@@ -17,7 +17,7 @@ static NOINLINE void count_slow(ptrdiff_t change) {
 }
 
 void *brisk_binding_malloc(size_t size, size_t *usable) {
-  heap_t *heap = tl_heap;
+  heap_t *heap = heap_current();
   page_t *page = fast_page(heap, size);
   if (likely(page != NULL)) {
     *usable = page->block_size;
@@ -35,7 +35,7 @@ size_t brisk_binding_free(void *p) {
   segment_t *segment = segment_of(p);
   if ((const uint8_t *)p >= (const uint8_t *)segment + segment->size) return 0;
   page_t *page = page_of(segment, p);
-  heap_t *heap = tl_heap;
+  heap_t *heap = heap_current();
   if (likely(page_is_plain(page, heap))) {
     size_t bytes = page->block_size;
     count_in(heap, -(ptrdiff_t)bytes);

@@ -14,7 +14,7 @@ static inline page_t *fast_page(heap_t *heap, size_t size) {
 }
 
 static inline void *fast_malloc(size_t size) {
-  page_t *page = fast_page(tl_heap, size);
+  page_t *page = fast_page(heap_current(), size);
   if (likely(page != NULL)) return page_pop(page);
   return malloc_slow(size, false);
 }
@@ -34,7 +34,7 @@ static inline void fast_free(void *p) {
   if (unlikely(p == NULL)) return;
   segment_t *segment = segment_of(p);
   page_t *page = page_of(segment, p);
-  heap_t *heap = tl_heap;
+  heap_t *heap = heap_current();
   if (likely(page_is_plain(page, heap))) {
     free_local(heap, page, (block_t *)p);
     return;

@@ -57,7 +57,7 @@ const char *brisk_version(void) {
 }
 
 void brisk_collect(void) {
-  collect_all(tl_heap);
+  collect_all(heap_current());
 }
 
 int brisk_memory_info_get(brisk_memory_info *info) {

@@ -10,7 +10,7 @@ void *brisk_realloc(void *p, size_t size) {
   if (likely(p != NULL && size != 0)) {
     segment_t *segment = segment_of(p);
     page_t *page = page_of(segment, p);
-    if (likely(page_is_plain(page, tl_heap))) {
+    if (likely(page_is_plain(page, heap_current()))) {
       size_t usable = page->block_size;
       if (size <= usable && size >= usable / 2) return p;
     }

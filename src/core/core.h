@@ -259,7 +259,15 @@ INTERNAL void page_queue_verify(const heap_t *heap, const page_queue_t *queue);
 
 /* ---- heap.c: thread heaps ------------------------------------------------------------- */
 INTERNAL extern heap_t heap_empty;
+/* The calling thread's heap (heap_empty until its first allocation). The one
+ * thread-local read on the fast paths; every use goes through these two. */
 INTERNAL extern _Thread_local heap_t *tl_heap;
+static inline heap_t *heap_current(void) {
+  return tl_heap;
+}
+static inline void heap_set_current(heap_t *heap) {
+  tl_heap = heap;
+}
 /* A heap for the calling thread, which has none: an abandoned one or a new one. */
 INTERNAL heap_t *heap_acquire(void);
 /* The thread is leaving: its heap waits for the next new thread. */

@@ -76,7 +76,7 @@ void free_slow(segment_t *segment, page_t *page, void *p) {
     block = (block_t *)page_block_start(page, p);
   block_mark_free(block, p);
   heap_t *owner = segment->owner;
-  if (owner == tl_heap)
+  if (owner == heap_current())
     free_local_slow(owner, page, block);
   else if (!free_into_abandoned(owner, page, block))
     free_remote_push(owner, page, block);

@@ -80,14 +80,14 @@ heap_t *heap_acquire(void) {
   if (heap == NULL) return NULL;
   heap->next_abandoned = NULL;
   atomic_store_relaxed(&heap->xstate, HEAP_IN_USE);
-  /* tl_heap first: arming the thread-exit callback may itself allocate. */
-  tl_heap = heap;
+  /* The heap first: arming the thread-exit callback may itself allocate. */
+  heap_set_current(heap);
   platform_thread_exit_arm(heap);
   return heap;
 }
 
 void heap_abandon(heap_t *heap) {
-  if (tl_heap == heap) tl_heap = &heap_empty;
+  if (heap_current() == heap) heap_set_current(&heap_empty);
   heaps_lock();
   heap->next_abandoned = abandoned_first;
   abandoned_first = heap;

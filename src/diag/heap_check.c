@@ -74,7 +74,7 @@ static void check_queue(checker *c, heap_t *heap, page_queue_t *queue, bool full
 }
 
 int brisk_heap_check(void) {
-  heap_t *heap = tl_heap;
+  heap_t *heap = heap_current();
   if (heap == &heap_empty) return 0;
   checker c = {0};
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {

@@ -55,7 +55,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
 void diag_before_free(segment_t *segment, page_t *page, void *p) {
   diag_trailer_t *trailer =
       diag_check ? checked_block(p, "invalid free") : diag_trailer_of(segment, page, p);
-  heap_t *heap = tl_heap != &heap_empty ? tl_heap : heap_acquire();
+  heap_t *heap = heap_current() != &heap_empty ? heap_current() : heap_acquire();
   size_t requested = trailer->requested;
   if (heap != NULL) {
     counter_add(heap->counters.frees[stats_class(requested)], 1);
