@@ -130,15 +130,21 @@ static inline void lock_release(platform_lock_t *lock) {
 typedef enum option_id {
   OPTION_PURGE_DELAY, /* ms before free memory goes back to the OS; <0: never */
   OPTION_STATS,       /* STATS_OFF, STATS_TEXT or STATS_JSON */
+  OPTION_STATS_FILE,  /* text */
   OPTION_LEAKS,
   OPTION_PROFILE,
+  OPTION_PROFILE_FILE, /* text */
   OPTION_PROFILE_RATE,
   OPTION_CHECK,
+  OPTION_VERBOSE,
   OPTION_COUNT
 } option_id;
 enum { STATS_OFF = 0, STATS_TEXT = 1, STATS_JSON = 2 };
-INTERNAL long option_get(option_id id);
+/* Reads every setting (once; warns about bad ones). */
 INTERNAL void options_init(void);
+INTERNAL long option_get(option_id id);
+/* A file-name setting's text, or NULL when it is not set. */
+INTERNAL const char *option_text(option_id id);
 
 /* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
 #define SITE_FRAMES 16

@@ -1,60 +1,218 @@
-/* Runtime options: one table of name, default and meaning. Each is read once
- * from the environment variable BRISK_<NAME> (upper case). */
+/* Runtime settings: one table of name, kind, default and meaning. Each is
+ * read once, at start-up, from the environment variable BRISK_<NAME>. A value
+ * brisk cannot read, and a BRISK_ variable it does not know, get one warning
+ * naming the variable, the value and what is accepted; the setting keeps its
+ * default. BRISK_VERBOSE=1 prints every setting with its value and source. */
 #include "core.h"
 
-#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+typedef enum option_kind {
+  KIND_SWITCH,   /* 1/0, true/false, yes/no, on/off */
+  KIND_DURATION, /* milliseconds: 10, 10ms, 2s; negative or "never": never */
+  KIND_COUNT,    /* a whole number >= 1 */
+  KIND_STATS,    /* a switch, or text / json */
+  KIND_PATH,     /* a file name */
+} option_kind;
 
 typedef struct option_desc {
-  const char *name;
+  const char *name; /* the variable is BRISK_<name> */
+  option_kind kind;
   long default_value;
   const char *meaning;
 } option_desc;
 
 static const option_desc option_table[OPTION_COUNT] = {
-    [OPTION_PURGE_DELAY] = {"purge_delay", 10,
-                            "ms a free page stays resident before it goes back to the OS; "
-                            "0 = at once, negative = never"},
-    [OPTION_STATS] = {"stats", 0, "print statistics at exit: 1 = text, json = JSON"},
-    [OPTION_LEAKS] = {"leaks", 0, "1 = report blocks still allocated at exit, by call site"},
-    [OPTION_PROFILE] = {"profile", 0,
-                        "1 = sample slow-path events by call site into "
+    [OPTION_PURGE_DELAY] = {"PURGE_DELAY", KIND_DURATION, 10,
+                            "how long a free page stays resident before it goes back to the OS "
+                            "(0: at once, never: kept)"},
+    [OPTION_STATS] = {"STATS", KIND_STATS, STATS_OFF,
+                      "statistics at exit: on (text) or json, to stderr or BRISK_STATS_FILE"},
+    [OPTION_STATS_FILE] = {"STATS_FILE", KIND_PATH, 0, "file for the statistics (default stderr)"},
+    [OPTION_LEAKS] = {"LEAKS", KIND_SWITCH, 0,
+                      "report blocks still allocated at exit, by call site"},
+    [OPTION_PROFILE] = {"PROFILE", KIND_SWITCH, 0,
+                        "sample slow-path events by call site into "
                         "<program>.brisk-profile.txt (or BRISK_PROFILE_FILE)"},
-    [OPTION_PROFILE_RATE] = {"profile_rate", 1024,
+    [OPTION_PROFILE_FILE] = {"PROFILE_FILE", KIND_PATH, 0,
+                             "file for the profile (default <program>.brisk-profile.txt)"},
+    [OPTION_PROFILE_RATE] = {"PROFILE_RATE", KIND_COUNT, 1024,
                              "trace one in this many refills and remote frees (each OS call "
                              "and lock wait is traced)"},
-    [OPTION_CHECK] = {"check", 0,
-                      "1 = checked mode: report double, invalid and interior frees and "
-                      "overruns with stack traces, then exit with status 86"},
+    [OPTION_CHECK] = {"CHECK", KIND_SWITCH, 0,
+                      "checked mode: report double, invalid and interior frees and overruns "
+                      "with stack traces, then exit with status 86"},
+    [OPTION_VERBOSE] = {"VERBOSE", KIND_SWITCH, 0, "print every setting at start-up"},
+};
+
+static const char *const accepted[] = {
+    [KIND_SWITCH] = "1, 0, true, false, yes, no, on or off",
+    [KIND_DURATION] = "milliseconds (10 or 10ms), seconds (2s), or never",
+    [KIND_COUNT] = "a whole number of at least 1",
+    [KIND_STATS] = "1, 0, on, off, true, false, yes, no, text or json",
+    [KIND_PATH] = "a file name",
 };
 
 static long option_value[OPTION_COUNT];
+static const char *option_text_value[OPTION_COUNT];
+static bool option_from_environment[OPTION_COUNT];
 static _Atomic(int) xoptions_ready;
 
-static long parse_long(const char *text, long fallback) {
-  if (strcmp(text, "json") == 0) return STATS_JSON;
+static bool same(const char *text, const char *word) {
+  return strcasecmp(text, word) == 0;
+}
+
+static bool parse_switch(const char *text, long *value) {
+  if (same(text, "1") || same(text, "true") || same(text, "yes") || same(text, "on")) {
+    *value = 1;
+    return true;
+  }
+  if (same(text, "0") || same(text, "false") || same(text, "no") || same(text, "off")) {
+    *value = 0;
+    return true;
+  }
+  return false;
+}
+
+/* A whole number, then whatever follows it in *rest. */
+static bool parse_number(const char *text, long *value, const char **rest) {
   char *end;
-  long v = strtol(text, &end, 10);
-  return (end == text) ? fallback : v;
+  *value = strtol(text, &end, 10);
+  if (end == text) return false;
+  *rest = end;
+  return true;
+}
+
+static bool parse_duration(const char *text, long *value) {
+  if (same(text, "never")) {
+    *value = -1;
+    return true;
+  }
+  const char *unit;
+  if (!parse_number(text, value, &unit)) return false;
+  if (*value < 0) {
+    *value = -1;
+    return *unit == 0 || same(unit, "ms") || same(unit, "s");
+  }
+  if (*unit == 0 || same(unit, "ms")) return *value <= 3600 * 1000;
+  if (same(unit, "s") && *value <= 3600) {
+    *value *= 1000;
+    return true;
+  }
+  return false;
+}
+
+static bool parse(option_kind kind, const char *text, long *value) {
+  const char *rest;
+  switch (kind) {
+  case KIND_SWITCH:
+    return parse_switch(text, value);
+  case KIND_DURATION:
+    return parse_duration(text, value);
+  case KIND_COUNT:
+    return parse_number(text, value, &rest) && *rest == 0 && *value >= 1;
+  case KIND_STATS:
+    if (same(text, "text")) *value = STATS_TEXT;
+    if (same(text, "json")) *value = STATS_JSON;
+    if (same(text, "text") || same(text, "json")) return true;
+    if (!parse_switch(text, value)) return false;
+    *value = *value ? STATS_TEXT : STATS_OFF;
+    return true;
+  case KIND_PATH:
+    return text[0] != 0;
+  }
+  return false;
+}
+
+static void describe(option_id id, char *out, size_t size) {
+  const option_desc *option = &option_table[id];
+  long value = option_value[id];
+  switch (option->kind) {
+  case KIND_SWITCH:
+    snprintf(out, size, "%s", value ? "on" : "off");
+    break;
+  case KIND_DURATION:
+    if (value < 0)
+      snprintf(out, size, "never");
+    else
+      snprintf(out, size, "%ldms", value);
+    break;
+  case KIND_COUNT:
+    snprintf(out, size, "%ld", value);
+    break;
+  case KIND_STATS:
+    snprintf(out, size, "%s", value == STATS_JSON ? "json" : value == STATS_TEXT ? "text" : "off");
+    break;
+  case KIND_PATH:
+    snprintf(out, size, "%s", option_text_value[id] ? option_text_value[id] : "(not set)");
+    break;
+  }
+}
+
+static void read_option(option_id id, char *name, size_t size) {
+  const option_desc *option = &option_table[id];
+  snprintf(name, size, "BRISK_%s", option->name);
+  option_value[id] = option->default_value;
+  const char *text = platform_getenv(name);
+  if (text == NULL) return;
+  long value = 0;
+  if (!parse(option->kind, text, &value)) {
+    char fallback[64];
+    describe(id, fallback, sizeof fallback);
+    msg_printf(2, "brisk: warning: %s=\"%.100s\" is not valid (accepted: %s); using %s\n", name,
+               text, accepted[option->kind], fallback);
+    return;
+  }
+  option_value[id] = value;
+  option_text_value[id] = option->kind == KIND_PATH ? text : NULL;
+  option_from_environment[id] = true;
+}
+
+/* A BRISK_ variable that is no setting is most likely a typo: say so. */
+static void warn_unknown(void) {
+  for (const char *const *entry = platform_environment(); entry && *entry; entry++) {
+    if (strncmp(*entry, "BRISK_", 6) != 0) continue;
+    size_t length = strcspn(*entry + 6, "=");
+    bool known = false;
+    for (int i = 0; i < OPTION_COUNT && !known; i++)
+      known = strlen(option_table[i].name) == length &&
+              strncmp(option_table[i].name, *entry + 6, length) == 0;
+    if (!known)
+      msg_printf(2, "brisk: warning: unknown setting %.*s ignored (see BRISK_VERBOSE=1 for all)\n",
+                 (int)(length + 6), *entry);
+  }
+}
+
+static void print_all(void) {
+  for (int i = 0; i < OPTION_COUNT; i++) {
+    char name[64], value[300];
+    snprintf(name, sizeof name, "BRISK_%s", option_table[i].name);
+    describe((option_id)i, value, sizeof value);
+    msg_printf(2, "brisk: setting %s=%s (%s): %s\n", name, value,
+               option_from_environment[i] ? "from the environment" : "default",
+               option_table[i].meaning);
+  }
 }
 
 void options_init(void) {
   if (atomic_load_acquire(&xoptions_ready)) return;
-  for (int i = 0; i < OPTION_COUNT; i++) {
-    char env_name[64] = "BRISK_";
-    size_t n = 6;
-    for (const char *c = option_table[i].name; *c && n < sizeof env_name - 1; c++)
-      env_name[n++] = (char)toupper((unsigned char)*c);
-    env_name[n] = 0;
-    const char *text = platform_getenv(env_name);
-    option_value[i] =
-        text ? parse_long(text, option_table[i].default_value) : option_table[i].default_value;
-  }
+  char name[64];
+  for (int i = 0; i < OPTION_COUNT; i++)
+    read_option((option_id)i, name, sizeof name);
+  warn_unknown();
   atomic_store_release(&xoptions_ready, 1);
+  if (option_value[OPTION_VERBOSE]) print_all();
 }
 
 long option_get(option_id id) {
   if (unlikely(!atomic_load_acquire(&xoptions_ready))) options_init();
   return option_value[id];
+}
+
+const char *option_text(option_id id) {
+  if (unlikely(!atomic_load_acquire(&xoptions_ready))) options_init();
+  return option_text_value[id];
 }

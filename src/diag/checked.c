@@ -56,6 +56,11 @@ void checked_init(void) {
   platform_on_fault(checked_fault);
 }
 
+static const char *ordinal_suffix(size_t n) {
+  if (n % 100 >= 11 && n % 100 <= 13) return "th";
+  return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
 diag_trailer_t *checked_block(const void *p, const char *action) {
   char detail[200];
   segment_t *segment = segment_of(p);
@@ -97,9 +102,12 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   size_t span = canary_span(p, trailer->requested, trailer);
   for (size_t i = 0; i < span; i++) {
     if (canary[i] != CANARY) {
-      snprintf(
-          detail, sizeof detail, "byte %llu past the end of the %llu-byte block was overwritten",
-          (unsigned long long)(trailer->requested + i), (unsigned long long)trailer->requested);
+      char which[32] = "first";
+      if (i > 0) snprintf(which, sizeof which, "%zu%s", i + 1, ordinal_suffix(i + 1));
+      snprintf(detail, sizeof detail,
+               "the %s byte past the end of the %llu-byte block (offset %llu) was overwritten",
+               which, (unsigned long long)trailer->requested,
+               (unsigned long long)(trailer->requested + i));
       report("write past end of block", p, trailer, detail);
     }
   }

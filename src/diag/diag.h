@@ -7,6 +7,10 @@
 #include "../core/core.h"
 
 /* ---- sites.c: stack traces grouped by call site ------------------------------ */
+#define SITE_CAPACITY 16384 /* a power of two */
+/* The site of blocks allocated for brisk's own diagnostics (while a report
+ * or a stack capture runs): never a leak of the program's. */
+#define SITE_BRISK UINT32_MAX
 INTERNAL void sites_warm_up(void);
 /* The caller's call site (a stack trace kept once), 0 when unknown. */
 INTERNAL uint32_t site_capture(unsigned skip);
@@ -23,6 +27,8 @@ INTERNAL size_t sites_sorted(uint32_t *ids, size_t max, bool by_bytes, bool even
 /* Names the frames of these sites at once, before they are printed. */
 INTERNAL void sites_prepare_names(const uint32_t *ids, size_t count);
 INTERNAL void site_print_trace(int fd, uint32_t site, const char *indent);
+/* The site's stack, innermost frame first; returns how many frames. */
+INTERNAL int site_frames(uint32_t site, void *const **frames);
 
 /* ---- block trailers: the last bytes of every block while diag_counting is on ---- */
 typedef struct diag_trailer_s {

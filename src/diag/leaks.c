@@ -1,7 +1,21 @@
 /* BRISK_LEAKS: at exit, every block still allocated, grouped by the call site
  * that allocated it, largest total first. Blocks are found by walking every
- * segment brisk has mapped; a block is live when its trailer says so. */
+ * segment brisk has mapped; a block is live when its trailer says so.
+ *
+ * The totals are the sum of the groups: blocks allocated where no call site
+ * could be recorded form a group of their own, and the groups past the top
+ * ones are summed in one line. Blocks that the C library allocated for its
+ * own use and keeps until exit are not the program's leaks, nor are the blocks
+ * brisk's own diagnostics allocated: both are counted apart. The C library's
+ * are found by this rule: the block was allocated by the C library's stdio
+ * buffer allocator (_IO_file_doallocate), or by the dynamic loader, or inside
+ * a C library function the program called that keeps data for the process
+ * (setlocale, newlocale, tzset and the time functions that call it, dlopen,
+ * dlerror, the name-service functions). */
 #include "diag.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #define TOP_SITES 20
 
@@ -10,19 +24,34 @@ typedef struct leak_totals {
   uint64_t bytes;
 } leak_totals;
 
-static void note_block(uint8_t *end, leak_totals *totals) {
+typedef struct leak_walk {
+  leak_totals all;          /* blocks of the program's and the C library's */
+  leak_totals unattributed; /* no call site was recorded */
+  leak_totals brisk;        /* brisk's diagnostics' own (not counted) */
+} leak_walk;
+
+static void note_block(uint8_t *end, leak_walk *walk) {
   const diag_trailer_t *trailer = (const diag_trailer_t *)(end - sizeof(diag_trailer_t));
   if (trailer->state != DIAG_LIVE) return;
-  totals->blocks++;
-  totals->bytes += trailer->requested;
+  if (trailer->site == SITE_BRISK) {
+    walk->brisk.blocks++;
+    walk->brisk.bytes += trailer->requested;
+    return;
+  }
+  walk->all.blocks++;
+  walk->all.bytes += trailer->requested;
+  if (trailer->site == 0) {
+    walk->unattributed.blocks++;
+    walk->unattributed.bytes += trailer->requested;
+  }
   site_note(trailer->site, 1, trailer->requested);
 }
 
 static void visit_segment(segment_t *segment, void *arg) {
-  leak_totals *totals = arg;
+  leak_walk *walk = arg;
   if (segment->kind == SEGMENT_HUGE) {
     if (atomic_load_relaxed(&segment->pages[0].xflags) & PAGE_IN_USE)
-      note_block((uint8_t *)segment + segment->size, totals);
+      note_block((uint8_t *)segment + segment->size, walk);
     return;
   }
   if (segment->owner == NULL) return; /* cached: nothing allocated */
@@ -30,27 +59,112 @@ static void visit_segment(segment_t *segment, void *arg) {
     page_t *page = &segment->pages[i];
     if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE)) continue;
     for (uint32_t b = 0; b < page->capacity; b++)
-      note_block(page->area + (size_t)(b + 1) * page->block_size, totals);
+      note_block(page->area + (size_t)(b + 1) * page->block_size, walk);
   }
+}
+
+static bool starts_with(const char *text, const char *prefix) {
+  return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+/* The C library's functions that keep what they allocate for the process. */
+static bool keeps_data(const char *function) {
+  static const char *const keepers[] = {
+      "setlocale", "newlocale", "tzset",       "localtime", "mktime",    "strftime",
+      "ctime",     "gmtime",    "dlopen",      "dlerror",   "dlsym",     "getpw",
+      "getgr",     "getspnam",  "getaddrinfo", "gethostby", "getservby", "getprotoby"};
+  for (size_t i = 0; i < sizeof keepers / sizeof keepers[0]; i++)
+    if (starts_with(function, keepers[i])) return true;
+  return false;
+}
+
+static bool kept_by_c_runtime(uint32_t site) {
+  void *const *frames;
+  int count = site_frames(site, &frames);
+  char module[256], function[256];
+  for (int i = 0; i < count; i++) {
+    platform_code_names(frames[i], module, function, sizeof module);
+    if (strstr(module, "/ld-linux") != NULL) return true; /* the dynamic loader's */
+    if (strstr(module, "/libc.so") == NULL) {
+      /* The program's frame: what did it call? */
+      if (i == 0) return false;
+      const void *called = platform_call_target(frames[i]);
+      if (called == NULL) return false;
+      platform_code_names(called, module, function, sizeof module);
+      return keeps_data(function);
+    }
+    if (i == 0 && starts_with(function, "_IO_file_doallocate")) return true; /* stdio buffer */
+  }
+  return count > 0; /* the whole stack is the runtime's (start-up) */
+}
+
+static const char *blocks_word(uint64_t count) {
+  return count == 1 ? "block" : "blocks";
+}
+
+static void print_group(int number, uint64_t bytes, uint64_t blocks, const char *where) {
+  msg_printf(2, "brisk: #%d %llu bytes in %llu %s %s\n", number, (unsigned long long)bytes,
+             (unsigned long long)blocks, blocks_word(blocks), where);
 }
 
 void leaks_report(void) {
   tl_in_diag = true;
   sites_reset_counts();
-  leak_totals totals = {0, 0};
-  segment_map_visit(visit_segment, &totals);
-  if (totals.blocks == 0) {
-    msg_printf(2, "brisk: leak report: no blocks left allocated at exit\n");
-    return;
-  }
-  uint32_t top[TOP_SITES];
-  size_t count = sites_sorted(top, TOP_SITES, true, false);
-  sites_prepare_names(top, count);
-  msg_printf(2, "brisk: leak report: %llu bytes in %llu blocks still allocated at exit\n",
-             (unsigned long long)totals.bytes, (unsigned long long)totals.blocks);
+  leak_walk walk;
+  memset(&walk, 0, sizeof walk);
+  segment_map_visit(visit_segment, &walk);
+  uint32_t *ids = platform_table_alloc(SITE_CAPACITY * sizeof *ids);
+  size_t count = ids ? sites_sorted(ids, SITE_CAPACITY, true, false) : 0;
+  /* The runtime's own blocks leave the list; the program's stay in order. */
+  leak_totals runtime = {0, 0};
+  size_t kept = 0;
   for (size_t i = 0; i < count; i++) {
-    msg_printf(2, "brisk: #%zu %llu bytes in %llu blocks allocated at:\n", i + 1,
-               (unsigned long long)site_bytes(top[i]), (unsigned long long)site_count(top[i]));
-    site_print_trace(2, top[i], "brisk:     ");
+    if (kept_by_c_runtime(ids[i])) {
+      runtime.blocks += site_count(ids[i]);
+      runtime.bytes += site_bytes(ids[i]);
+    } else {
+      ids[kept++] = ids[i];
+    }
   }
+  leak_totals program = {walk.all.blocks - runtime.blocks, walk.all.bytes - runtime.bytes};
+  if (program.blocks == 0) {
+    msg_printf(2, "brisk: leak report: no blocks left allocated at exit by the program\n");
+  } else {
+    msg_printf(2, "brisk: leak report: %llu bytes in %llu %s still allocated at exit\n",
+               (unsigned long long)program.bytes, (unsigned long long)program.blocks,
+               blocks_word(program.blocks));
+    size_t shown = kept < TOP_SITES ? kept : TOP_SITES;
+    sites_prepare_names(ids, shown);
+    int number = 1;
+    for (size_t i = 0; i < shown; i++, number++) {
+      print_group(number, site_bytes(ids[i]), site_count(ids[i]), "allocated at:");
+      site_print_trace(2, ids[i], "brisk:     ");
+    }
+    leak_totals rest = {0, 0};
+    for (size_t i = shown; i < kept; i++) {
+      rest.blocks += site_count(ids[i]);
+      rest.bytes += site_bytes(ids[i]);
+    }
+    if (rest.blocks != 0) {
+      char where[80];
+      snprintf(where, sizeof where, "allocated at %zu more call sites", kept - shown);
+      print_group(number++, rest.bytes, rest.blocks, where);
+    }
+    if (walk.unattributed.blocks != 0)
+      print_group(number, walk.unattributed.bytes, walk.unattributed.blocks,
+                  "allocated where no call site was recorded (before start-up was complete)");
+  }
+  if (runtime.blocks != 0)
+    msg_printf(2,
+               "brisk: not counted: %llu bytes in %llu %s the C library allocated for its own "
+               "use and keeps until exit (stdio buffers, locale, time zone, loader)\n",
+               (unsigned long long)runtime.bytes, (unsigned long long)runtime.blocks,
+               blocks_word(runtime.blocks));
+  if (walk.brisk.blocks != 0)
+    msg_printf(2,
+               "brisk: not counted: %llu bytes in %llu %s brisk's own diagnostics allocated "
+               "(loading the stack unwinder)\n",
+               (unsigned long long)walk.brisk.bytes, (unsigned long long)walk.brisk.blocks,
+               blocks_word(walk.brisk.blocks));
+  if (ids != NULL) platform_table_free(ids, SITE_CAPACITY * sizeof *ids);
 }

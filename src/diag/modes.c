@@ -20,4 +20,10 @@ void diag_reports_at_exit(void) {
   if (option_get(OPTION_PROFILE)) profile_report();
   if (option_get(OPTION_STATS) != STATS_OFF) stats_report_at_exit();
   if (option_get(OPTION_LEAKS)) leaks_report();
+  if (diag_check) { /* an error would have stopped the program already */
+    brisk_stats stats;
+    stats.struct_size = sizeof stats;
+    brisk_stats_get(&stats);
+    msg_printf(2, "brisk: checked mode found no errors (%llu frees checked)\n", stats.frees);
+  }
 }

@@ -35,8 +35,8 @@ void profile_note_event(profile_event kind) {
 }
 
 static int open_report(char *path, size_t size) {
-  const char *chosen = platform_getenv("BRISK_PROFILE_FILE");
-  if (chosen != NULL && chosen[0] != 0) {
+  const char *chosen = option_text(OPTION_PROFILE_FILE);
+  if (chosen != NULL) {
     snprintf(path, size, "%s", chosen);
   } else {
     snprintf(path, size, "%s.brisk-profile.txt", platform_program_short_name());
@@ -67,10 +67,20 @@ void profile_report(void) {
   msg_printf(fd, "events by kind (estimated from the samples):\n");
   for (int kind = 0; kind < EVENT_KIND_COUNT; kind++)
     msg_printf(fd, "  %12llu  %s\n", (unsigned long long)by_kind[kind], event_name[kind]);
+  if (listed == 0) {
+    msg_printf(fd,
+               "\nno events were traced: the program made fewer than %ld refills or remote frees "
+               "of any kind; run with BRISK_PROFILE_RATE=1 to trace every event\n",
+               option_get(OPTION_PROFILE_RATE));
+    platform_close(fd);
+    msg_printf(2, "brisk: profile written to %s (no events traced; try BRISK_PROFILE_RATE=1)\n",
+               path);
+    return;
+  }
   uint32_t *top = all;
   size_t count = listed < TOP_SITES ? listed : TOP_SITES;
   sites_prepare_names(top, count);
-  msg_printf(fd, "\ntop %zu call sites by estimated events:\n", count);
+  msg_printf(fd, "\ntop %zu call site%s by estimated events:\n", count, count == 1 ? "" : "s");
   for (size_t i = 0; i < count; i++) {
     uint64_t events = site_count(top[i]);
     msg_printf(fd, "\n#%zu  %llu events (%.1f%%)  %s\n", i + 1, (unsigned long long)events,

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#define SITE_CAPACITY 16384 /* a power of two */
-
 typedef struct site_s {
   _Atomic(uint64_t) xhash; /* 0: free slot */
   _Atomic(uint32_t) xframe_count;
@@ -137,6 +135,13 @@ void sites_prepare_names(const uint32_t *ids, size_t count) {
       frames[n++] = site->frames[f];
   }
   platform_symbols_prepare(frames, n);
+}
+
+int site_frames(uint32_t id, void *const **frames) {
+  site_t *site = site_get(id);
+  if (site == NULL) return 0;
+  *frames = site->frames;
+  return (int)atomic_load_acquire(&site->xframe_count);
 }
 
 void site_print_trace(int fd, uint32_t id, const char *indent) {

@@ -3,6 +3,7 @@
  * heap and are summed here; OS figures come from memory.c and the platform. */
 #include "diag.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,10 +98,16 @@ void brisk_stats_print(int fd, int json) {
 }
 
 void stats_report_at_exit(void) {
-  const char *path = platform_getenv("BRISK_STATS_FILE");
+  const char *path = option_text(OPTION_STATS_FILE);
   int fd = 2;
-  if (path != NULL && path[0] != 0) fd = platform_open_output(path);
-  if (fd < 0) fd = 2;
+  if (path != NULL) fd = platform_open_output(path);
+  if (fd < 0) {
+    msg_printf(
+        2,
+        "brisk: cannot write the statistics to %s (%s); writing them to standard error instead\n",
+        path, strerror(errno));
+    fd = 2;
+  }
   brisk_stats_print(fd, option_get(OPTION_STATS) == STATS_JSON);
   if (fd != 2) platform_close(fd);
 }

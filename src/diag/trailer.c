@@ -46,7 +46,9 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   trailer->requested = size;
   trailer->user = (uintptr_t)user;
   trailer->state = DIAG_LIVE;
-  trailer->site = track_sites ? site_capture(0) : 0; /* statistics need no call sites */
+  trailer->site = !track_sites ? 0 /* statistics need no call sites */
+                  : tl_in_diag ? SITE_BRISK
+                               : site_capture(0);
   counter_add(heap->counters.mallocs[stats_class(size)], 1);
   counter_add(heap->counters.requested_bytes, (int64_t)size);
   return user;

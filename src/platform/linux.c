@@ -155,6 +155,11 @@ const char *platform_getenv(const char *name) {
   return getenv(name);
 }
 
+const char *const *platform_environment(void) {
+  extern char **environ;
+  return (const char *const *)environ;
+}
+
 void platform_write(int fd, const char *text, size_t length) {
   for (size_t done = 0; done < length;) {
     ssize_t written = write(fd, text + done, length - done);

@@ -86,6 +86,38 @@ void platform_on_fault(void (*hook)(const platform_fault *fault)) {
 }
 
 /* ---- names for code addresses ------------------------------------------------ */
+void platform_code_names(const void *address, char *module, char *function, size_t size) {
+  Dl_info info;
+  module[0] = function[0] = 0;
+  if (!dladdr(address, &info)) return;
+  if (info.dli_fname != NULL) snprintf(module, size, "%s", info.dli_fname);
+  if (info.dli_sname != NULL) snprintf(function, size, "%s", info.dli_sname);
+}
+
+/* Where a PLT stub jumps: "[endbr64] [bnd] jmp *slot(%rip)". */
+static const void *plt_target(const uint8_t *stub) {
+  if (stub[0] == 0xf3 && stub[1] == 0x0f && stub[2] == 0x1e && stub[3] == 0xfa) stub += 4;
+  if (stub[0] == 0xf2) stub++;
+  if (stub[0] != 0xff || stub[1] != 0x25) return stub;
+  int32_t offset;
+  memcpy(&offset, stub + 2, sizeof offset);
+  return *(const void *const *)(stub + 6 + offset);
+}
+
+const void *platform_call_target(const void *return_address) {
+  const uint8_t *next = return_address;
+  int32_t offset;
+  if (next[-5] == 0xe8) { /* call rel32: to a PLT stub, or straight to the function */
+    memcpy(&offset, next - 4, sizeof offset);
+    return plt_target(next + offset);
+  }
+  if (next[-6] == 0xff && next[-5] == 0x15) { /* call *slot(%rip): -fno-plt */
+    memcpy(&offset, next - 4, sizeof offset);
+    return *(const void *const *)(next + offset);
+  }
+  return NULL;
+}
+
 #define NAME_CAPACITY 4096 /* a power of two */
 #define NAME_TEXT 300
 #define BATCH 128 /* addresses per addr2line run */

@@ -83,6 +83,8 @@ static inline void platform_once(platform_once_t *once, void (*init)(void)) {
 uint64_t platform_random_secret(void);
 /* The value of environment variable name, or NULL. Safe before main. */
 const char *platform_getenv(const char *name);
+/* The environment as NAME=value strings, ending with NULL. */
+const char *const *platform_environment(void);
 /* Writes all of text to fd (retrying short writes); never allocates. */
 void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
@@ -107,6 +109,12 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
 void platform_symbols_prepare(void *const *frames, size_t count);
 /* "function (file:line)" for a return address, as well as it can be named. */
 void platform_symbol_describe(void *address, char *out, size_t size);
+/* The file of the module holding a code address, and the exported function
+ * containing it (empty strings when unknown). Never cached, never spawns. */
+void platform_code_names(const void *address, char *module, char *function, size_t size);
+/* The function that the call instruction just before a return address
+ * called, when it was a direct call (through the PLT or the GOT); else NULL. */
+const void *platform_call_target(const void *return_address);
 
 /* A fault (SIGSEGV, SIGBUS) seen by the hook: where, and the registers that
  * may hold a pointer argument, the argument registers first. */

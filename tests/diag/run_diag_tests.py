@@ -79,8 +79,11 @@ def test_checked_errors():
             check(f"check {mode}: allocation stack names alloc_block",
                   "alloc_block" in alloc, alloc[:400])
     status, out, err = run("overrun", {"BRISK_CHECK": "1"})
-    check("check overrun: says which byte", "byte 40 past the end of the 40-byte block" in err,
-          err[:300])
+    check("check overrun: says which byte",
+          "the first byte past the end of the 40-byte block (offset 40)" in err, err[:300])
+    status, out, err = run("clean", {"BRISK_CHECK": "1"})
+    check("check: a clean run says no errors were found",
+          status == 0 and "checked mode found no errors" in err, err[-300:])
 
 
 def test_freed_memory_pattern():
@@ -113,7 +116,7 @@ def test_leaks():
           first is not None and "leak_records" in first.group(3)
           and "diag_victim.c" in first.group(3), err[:800])
     check("leaks: the 16-byte leak is listed too",
-          re.search(r"16 bytes in 1 blocks allocated at:\n(brisk:     .*\n)*?.*leak_small_once",
+          re.search(r"16 bytes in 1 block allocated at:\n(brisk:     .*\n)*?.*leak_small_once",
                     err) is not None, err[:1500])
     status, out, err = run("clean", {"BRISK_LEAKS": "1"})
     check("leaks: a clean run names no victim function",
@@ -179,8 +182,108 @@ def test_brisk_run():
           proc.returncode == 127 and "Traceback" not in proc.stderr, proc.stderr)
 
 
+def test_leak_totals():
+    """The report's total is the sum of its groups (the program's blocks),
+    and the C library's and brisk's own blocks are counted apart."""
+    status, out, err = run("leak", {"BRISK_LEAKS": "1"})
+    total = re.search(r"leak report: (\d+) bytes in (\d+) blocks? still allocated", err)
+    groups = re.findall(r"^brisk: #\d+ (\d+) bytes in (\d+) blocks? ", err, re.M)
+    check("leak totals: a total and groups are printed", total is not None and groups, err[:500])
+    if total and groups:
+        check("leak totals: bytes and blocks equal the sum of the groups",
+              (int(total.group(1)), int(total.group(2)))
+              == (sum(int(b) for b, _ in groups), sum(int(n) for _, n in groups)),
+              f"total {total.groups()} groups {groups}")
+    check("leak totals: no group is the C library's stdio buffer",
+          "_IO_file_doallocate" not in err, err[:1500])
+    check("leak totals: the C library's own blocks are counted apart",
+          "not counted" in err and "C library" in err, err[-400:])
+    status, out, err = run("clean", {"BRISK_LEAKS": "1"})
+    check("leak totals: a clean run leaks nothing of its own",
+          "no blocks left allocated at exit by the program" in err, err[:500])
+
+
+def test_profile_without_events():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "profile.txt")
+        status, out, err = run("clean", {"BRISK_PROFILE": "1", "BRISK_PROFILE_FILE": path,
+                                         "BRISK_PROFILE_RATE": "1000000"})
+        text = open(path).read() if os.path.exists(path) else ""
+        check("profile: no events: says how to get samples",
+              "no events were traced" in text and "BRISK_PROFILE_RATE=1" in text
+              and "BRISK_PROFILE_RATE=1" in err, text[-300:] + err[-300:])
+
+
+# Every setting: each value users type works; each bad one gets one warning
+# naming the variable, the value and what is accepted, and the default holds.
+ACCEPTED = {
+    "BRISK_STATS": ["1", "0", "true", "FALSE", "yes", "No", "on", "OFF", "text", "json", "JSON"],
+    "BRISK_LEAKS": ["1", "0", "true", "false", "yes", "no", "on", "off", "True", "YES"],
+    "BRISK_CHECK": ["1", "0", "true", "false", "yes", "no", "on", "off"],
+    "BRISK_PROFILE": ["0", "false", "no", "off"],
+    "BRISK_PURGE_DELAY": ["0", "10", "5ms", "250MS", "2s", "-1", "never"],
+    "BRISK_PROFILE_RATE": ["1", "64", "1024"],
+    "BRISK_VERBOSE": ["0", "off"],
+}
+REJECTED = {
+    "BRISK_PURGE_DELAY": ["abc", "5 minutes", "10x", ""],
+    "BRISK_STATS": ["weird", "2", ""],
+    "BRISK_LEAKS": ["maybe", "2"],
+    "BRISK_CHECK": ["json", "checked"],
+    "BRISK_PROFILE_RATE": ["0", "-5", "fast"],
+}
+
+
+def settings_of(err):
+    """{name: (value, source)} from the BRISK_VERBOSE=1 listing."""
+    return {m.group(1): (m.group(2), m.group(3)) for m in
+            re.finditer(r"^brisk: setting (BRISK_\w+)=(.*?) \((default|from the environment)\):",
+                        err, re.M)}
+
+
+def test_settings():
+    status, out, err = run("clean", {"BRISK_VERBOSE": "1"})
+    listed = settings_of(err)
+    check("settings: BRISK_VERBOSE=1 lists every setting with its source",
+          {"BRISK_PURGE_DELAY", "BRISK_STATS", "BRISK_STATS_FILE", "BRISK_LEAKS", "BRISK_PROFILE",
+           "BRISK_PROFILE_FILE", "BRISK_PROFILE_RATE", "BRISK_CHECK", "BRISK_VERBOSE"}
+          <= set(listed) and listed["BRISK_PURGE_DELAY"] == ("10ms", "default"), err[:800])
+    for name, values in ACCEPTED.items():
+        for value in values:
+            status, out, err = run("clean", {name: value, "BRISK_VERBOSE": "1"})
+            source = settings_of(err).get(name, ("", ""))[1]
+            check(f"settings: {name}={value!r} accepted", "warning" not in err
+                  and source == "from the environment", err[:400])
+    expected = {("BRISK_PURGE_DELAY", "5ms"): "5ms", ("BRISK_PURGE_DELAY", "2s"): "2000ms",
+                ("BRISK_PURGE_DELAY", "never"): "never", ("BRISK_STATS", "yes"): "text",
+                ("BRISK_STATS", "JSON"): "json", ("BRISK_LEAKS", "true"): "on"}
+    for (name, value), shown in expected.items():
+        status, out, err = run("clean", {name: value, "BRISK_VERBOSE": "1"})
+        check(f"settings: {name}={value!r} means {shown}",
+              settings_of(err).get(name, ("",))[0] == shown, err[:400])
+    for name, values in REJECTED.items():
+        for value in values:
+            status, out, err = run("clean", {name: value, "BRISK_VERBOSE": "1"})
+            warnings = [l for l in err.splitlines() if "warning" in l]
+            check(f"settings: {name}={value!r} gets one warning naming it and what is accepted",
+                  len(warnings) == 1 and f'{name}="{value}"' in warnings[0]
+                  and "accepted:" in warnings[0], err[:400])
+            check(f"settings: {name}={value!r} keeps the default",
+                  settings_of(err).get(name, ("", ""))[1] == "default", err[:400])
+    status, out, err = run("clean", {"BRISK_PURGE_DELAYS": "5"})
+    check("settings: an unknown BRISK_ variable is named in a warning",
+          "unknown setting BRISK_PURGE_DELAYS" in err, err[:300])
+    with tempfile.TemporaryDirectory() as tmp:
+        missing = os.path.join(tmp, "no-such-dir", "stats.txt")
+        status, out, err = run("clean", {"BRISK_STATS": "1", "BRISK_STATS_FILE": missing})
+        check("settings: an unwritable BRISK_STATS_FILE is reported, the report still appears",
+              f"cannot write the statistics to {missing}" in err and "remote_frees" in err,
+              err[:400])
+
+
 for test in (test_checked_errors, test_freed_memory_pattern, test_double_free_outside_checked_mode,
-             test_leaks, test_profile, test_stats, test_brisk_run):
+             test_leaks, test_leak_totals, test_profile, test_profile_without_events, test_stats,
+             test_settings, test_brisk_run):
     test()
 print(f"{results['passed']} passed, {results['failed']} failed")
 sys.exit(1 if results["failed"] else 0)
