@@ -14,6 +14,8 @@ void *aligned_malloc(size_t alignment, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(heap == &heap_reporting))
+    return (void *)align_up((uintptr_t)report_alloc(size + alignment), alignment);
   if (unlikely(diag_counting)) return diag_malloc(heap, size, alignment, false);
   return alloc_aligned(heap, size, alignment);
 }

@@ -19,9 +19,13 @@ static inline void *fast_malloc(size_t size) {
   return malloc_slow(size, false);
 }
 
-/* Frees a block into a plain page of the calling thread's own heap. */
+/* Frees a block into a plain page of the calling thread's own heap, once it
+ * is sure the pointer is a block brisk handed out and did not get back. */
 static inline void free_local(heap_t *heap, page_t *page, block_t *block) {
-  block_mark_free(block, block);
+  if (unlikely(!page_is_block_start(page, block, page->capacity) ||
+               block->cookie == free_cookie(block)))
+    free_invalid(page, block);
+  block->cookie = free_cookie(block);
   block->next = page->local_free;
   page->local_free = block;
   brisk_assert(page->used > 0);

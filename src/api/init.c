@@ -5,20 +5,20 @@
 
 static platform_once_t init_once = PLATFORM_ONCE_INIT;
 
-/* Fork copies only the calling thread: hold every global lock across it so
- * the child never inherits one mid-update. Thread heaps need no lock: the
- * forking thread's own heap is consistent between calls, and the heaps of
- * threads that do not exist in the child are never used there again. */
-static void fork_prepare(void) {
-  heaps_lock();
-  segment_cache_lock();
-  huge_cache_lock();
-}
-
-static void fork_release(void) {
-  huge_cache_unlock();
-  segment_cache_unlock();
-  heaps_unlock();
+/* Fork copies only the calling thread, and brisk holds nothing across it:
+ * taking its locks before fork would wait on threads that may in turn wait
+ * on locks fork itself takes (stdio's), and a signal handler that forks
+ * during fork would wait on itself. Instead the child, whose only thread is
+ * the forking one, frees brisk's locks whoever held them: every structure
+ * they guard is kept walkable after each store (see span_cache.c), so what a
+ * thread frozen mid-change leaves behind is at worst a segment or a heap the
+ * child never reuses. The forking thread's own heap is consistent (fork is
+ * not called from inside malloc), and the heaps of threads that do not
+ * exist in the child are never used there again. */
+static void fork_child(void) {
+  heaps_after_fork();
+  segment_cache_after_fork();
+  huge_cache_after_fork();
 }
 
 static void process_init_once(void) {
@@ -27,7 +27,7 @@ static void process_init_once(void) {
   report_init();
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
-  platform_atfork(fork_prepare, fork_release, fork_release);
+  platform_atfork(NULL, NULL, fork_child);
 }
 
 void process_init(void) {

@@ -10,6 +10,7 @@ void *malloc_slow(size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
   if (size <= LARGE_MAX) {
     void *p = alloc_small(heap, size);
@@ -46,8 +47,9 @@ void brisk_free_sized(void *p, size_t size) {
 
 size_t brisk_usable_size(const void *p) {
   if (p == NULL) return 0;
-  if (unlikely(diag_counting)) return diag_usable_size(p);
   segment_t *segment = segment_of(p);
+  if (unlikely(segment->kind == SEGMENT_REPORT)) return report_block_size(p);
+  if (unlikely(diag_counting)) return diag_usable_size(p);
   if (segment->kind == SEGMENT_HUGE) return huge_usable_size(segment, p);
   page_t *page = page_of(segment, p);
   const uint8_t *block = p;

@@ -12,6 +12,9 @@ void *brisk_realloc(void *p, size_t size) {
     page_t *page = page_of(segment, p);
     if (likely(page_is_plain(page, heap_current()))) {
       size_t usable = page->block_size;
+      if (unlikely(!page_is_block_start(page, p, page->capacity) ||
+                   ((block_t *)p)->cookie == free_cookie(p)))
+        free_invalid(page, p);
       if (size <= usable && size >= usable / 2) return p;
     }
   }

@@ -51,6 +51,9 @@ void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
   uint8_t *block = alloc_small(heap, size + alignment - 1);
   if (block == NULL) return NULL;
   uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);
-  if (aligned != block) page_mark_aligned(heap, page_of(segment_of(block), block));
+  if (aligned != block) {
+    page_mark_aligned(heap, page_of(segment_of(block), block));
+    *(uintptr_t *)block = aligned_mark(aligned); /* in the padding before the data */
+  }
   return aligned;
 }

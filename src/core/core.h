@@ -34,6 +34,11 @@
   atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel,        \
                                           memory_order_acquire)
 
+/* A link store that makes a node reachable, ordered after the stores that
+ * made the node ready, so a list is walkable between any two stores (what a
+ * forked child inherits from a thread frozen mid-change). */
+#define store_publish(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
 /* A count written by one thread only and read by any: no atomic read-modify-
  * write, but no torn values either. */
 #define counter_add(c, n)                                                                          \
@@ -53,8 +58,14 @@ static inline bool is_power_of_two(size_t x) {
 static inline segment_t *segment_of(const void *p) {
   return (segment_t *)(((uintptr_t)p - 1) & ~(uintptr_t)SEGMENT_MASK);
 }
+/* The page holding p. Masked to the most pages a segment has, so that for a
+ * pointer into the tail of a huge block, whose "segment" is then the block's
+ * own data, the read stays inside that block's mapping: its owner tag is
+ * garbage that sends the free to the slow path, which finds no segment
+ * there and reports the pointer. */
 static inline page_t *page_of(segment_t *segment, const void *p) {
-  return &segment->pages[((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift];
+  size_t index = ((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift;
+  return &segment->pages[index & (MAX_PAGES_PER_SEGMENT - 1)];
 }
 
 /* ---- segment lists: a heap's segments with free pages, and the caches ------- */
@@ -146,24 +157,6 @@ INTERNAL long option_get(option_id id);
 /* A file-name setting's text, or NULL when it is not set. */
 INTERNAL const char *option_text(option_id id);
 
-/* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
-#define SITE_FRAMES 16
-/* Finds brisk's own code, so stack traces start at the caller. */
-INTERNAL void report_init(void);
-/* Whether a code address lies in brisk, when it is a shared library (linked
- * into the program, brisk cannot tell its code from the program's). */
-INTERNAL bool report_code_is_brisk(uintptr_t pc);
-/* The caller's stack without brisk's frames (skip: frames of the caller's
- * own that are known to be brisk's when it is linked into the program). */
-INTERNAL int stack_capture(void **frames, unsigned skip);
-INTERNAL void stack_print(int fd, void *const *frames, int count, const char *indent);
-INTERNAL void stack_print_current(int fd, const char *indent);
-/* A second free of a block: report it with a stack trace, then abort. */
-INTERNAL void double_free_detected(const void *p) __attribute__((noreturn));
-/* Set while a report (or diagnostic bookkeeping) runs, so the allocations it
- * makes are not themselves diagnosed. */
-INTERNAL extern _Thread_local bool tl_in_diag;
-
 /* ---- size_class.c ----------------------------------------------------------------- */
 INTERNAL extern const uint32_t class_size[CLASS_COUNT];
 static inline unsigned size_class_of(size_t size) {
@@ -209,7 +202,8 @@ INTERNAL void segment_map_visit(void (*visit)(segment_t *segment, void *arg), vo
 /* ---- span_cache.c: whole free segments kept for reuse, newest first ------------- */
 typedef struct span_cache {
   platform_lock_t lock;
-  segment_list_t list;
+  segment_t *first; /* newest first, linked by next */
+  size_t count;
   size_t capacity;
   bool evict_oldest; /* when full: drop the oldest to make room (else refuse) */
 } span_cache;
@@ -224,6 +218,8 @@ INTERNAL segment_t *span_cache_take(span_cache *cache, int (*match)(segment_t *,
  * as a list linked by next. */
 INTERNAL segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
                                        bool (*visit)(segment_t *segment, bool force));
+/* In a forked child: the lock is free again, whoever held it. */
+INTERNAL void span_cache_after_fork(span_cache *cache);
 
 /* ---- segment.c: segments and the pages inside them ----------------------------- */
 INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map);
@@ -231,11 +227,16 @@ INTERNAL void segment_page_free(heap_t *heap, page_t *page);
 INTERNAL size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area);
 INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);
 INTERNAL void segment_cache_collect(uint64_t now, bool force);
-INTERNAL void segment_cache_lock(void);
-INTERNAL void segment_cache_unlock(void);
+INTERNAL void segment_cache_after_fork(void);
 
 /* ---- page.c: pages of one size class, their queues and free lists ----------------- */
 INTERNAL extern page_t page_empty;
+/* The cookie every free block carries (see block_t): its address mixed with
+ * a secret chosen at start-up. */
+INTERNAL extern uintptr_t free_secret;
+static inline uintptr_t free_cookie(const block_t *block) {
+  return (uintptr_t)block ^ free_secret;
+}
 /* Takes the first free block of a page whose free list is not empty. */
 static inline block_t *page_pop(page_t *page) {
   block_t *block = page->free;
@@ -243,6 +244,20 @@ static inline block_t *page_pop(page_t *page) {
   page->used++;
   block->cookie = 0; /* a live block never carries the free cookie */
   return block;
+}
+/* Whether p is the start of a block carved in page: the offset from the
+ * first block, times the inverse of the block size's odd part and rotated by
+ * its power of two, is the block's index exactly when the offset is a
+ * multiple of the block size, and 2^32 / block_size or more otherwise (the
+ * multiplication is a bijection on 32-bit numbers). So one comparison with
+ * the number of blocks carved rejects interior, misaligned, past-the-end and
+ * uncarved pointers alike, and pointers below the first block, whose offset
+ * wraps around. */
+static inline bool page_is_block_start(const page_t *page, const void *p, uint32_t capacity) {
+  uint32_t scaled = (uint32_t)((uintptr_t)p - (uintptr_t)page->area) * page->block_inverse;
+  unsigned shift = page->block_shift;
+  uint32_t index = (scaled >> shift) | (scaled << ((32 - shift) & 31));
+  return index < capacity;
 }
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
 static inline bool page_is_plain(const page_t *page, const heap_t *heap) {
@@ -285,33 +300,59 @@ INTERNAL void heap_unclaim(heap_t *heap);
 INTERNAL void heaps_lock(void);
 INTERNAL void heaps_unlock(void);
 INTERNAL bool heaps_try_lock(void);
+/* In a forked child: the heaps' lock is free again, whoever held it. */
+INTERNAL void heaps_after_fork(void);
 /* The abandoned heaps, under the lock. */
 INTERNAL heap_t *heaps_abandoned_first(void);
 /* Calls visit for every heap ever created (live or abandoned), under the lock. */
 INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 
+/* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
+#define SITE_FRAMES 16
+/* Finds brisk's own code, so stack traces start at the caller. */
+INTERNAL void report_init(void);
+/* Whether a code address lies in brisk, when it is a shared library (linked
+ * into the program, brisk cannot tell its code from the program's). */
+INTERNAL bool report_code_is_brisk(uintptr_t pc);
+/* The caller's stack without brisk's frames (skip: frames of the caller's
+ * own that are known to be brisk's when it is linked into the program). */
+INTERNAL int stack_capture(void **frames, unsigned skip);
+INTERNAL void stack_print(int fd, void *const *frames, int count, const char *indent);
+INTERNAL void stack_print_current(int fd, const char *indent);
+/* The calling thread starts a report: from now on it allocates from
+ * heap_reporting's region, not from a heap that may be damaged. */
+INTERNAL extern heap_t heap_reporting;
+INTERNAL void report_begin(void);
+/* Memory for a reporting thread (NULL when the region is used up). */
+INTERNAL void *report_alloc(size_t size);
+INTERNAL size_t report_block_size(const void *p);
+/* A misuse of the API: the pointer, what is wrong, a stack trace, abort. */
+INTERNAL void misuse_detected(const char *what, const void *p, const char *detail)
+    __attribute__((noreturn, cold));
+
+/* Set while a report (or diagnostic bookkeeping) runs, so the allocations it
+ * makes are not themselves diagnosed. */
+INTERNAL extern _Thread_local bool tl_in_diag;
+
 /* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
 INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
-INTERNAL void huge_free(segment_t *segment);
+/* Frees the huge block p, which must be its segment's live block. */
+INTERNAL void huge_free(segment_t *segment, const void *p);
 INTERNAL void *huge_realloc(segment_t *segment, void *p, size_t size);
 INTERNAL size_t huge_usable_size(const segment_t *segment, const void *p);
 INTERNAL void huge_cache_collect(uint64_t now, bool force);
-INTERNAL void huge_cache_lock(void);
-INTERNAL void huge_cache_unlock(void);
+INTERNAL void huge_cache_after_fork(void);
 
 /* ---- free.c: the free path ------------------------------------------------------------- */
-/* The freed-block cookie (see block_t). */
-INTERNAL extern uintptr_t free_secret;
-static inline uintptr_t free_cookie(const block_t *block) {
-  return (uintptr_t)block ^ free_secret;
+/* The mark an aligned block carries in its first word when its pointer lies
+ * inside it (alloc.c), so that a free can tell that pointer from others. */
+static inline uintptr_t aligned_mark(const void *p) {
+  return (uintptr_t)p ^ free_secret ^ 0xA11Au;
 }
-/* Marks a block free, first making sure it was not free already (p: the
- * pointer the program passed, named in the report). */
-static inline void block_mark_free(block_t *block, const void *p) {
-  if (unlikely(block->cookie == free_cookie(block))) double_free_detected(p);
-  block->cookie = free_cookie(block);
-}
+/* A free of p (in page) that is not the start of a block brisk handed out,
+ * or whose block is free already: says which, and aborts. */
+INTERNAL void free_invalid(page_t *page, const void *p) __attribute__((noreturn, cold));
 /* Every free that the fast path (api/fast_path.h) does not settle. */
 INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
 /* The owner takes in the blocks other threads freed into its parked pages. */

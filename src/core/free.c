@@ -8,7 +8,8 @@
  * list instead, which is how the owner learns the page has room again. */
 #include "core.h"
 
-uintptr_t free_secret = 0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
+#include <stdio.h>
+#include <string.h>
 
 /* The owner's free of a block whose page needs care (see page_is_plain). */
 static void free_local_slow(heap_t *heap, page_t *page, block_t *block) {
@@ -65,19 +66,65 @@ static bool free_into_abandoned(heap_t *owner, page_t *page, block_t *block) {
   return true;
 }
 
+/* The block that p was handed out as: p itself, or on a page with aligned
+ * blocks the block holding p when p carries its mark. NULL when p is no
+ * pointer brisk handed out. */
+static block_t *block_handed_out_as(page_t *page, void *p, uint8_t flags) {
+  block_t *block = p;
+  if ((flags & PAGE_HAS_ALIGNED) && (uint8_t *)p >= page->area) {
+    block = (block_t *)page_block_start(page, p);
+    if (block != p && *(uintptr_t *)block != aligned_mark(p)) return NULL;
+  }
+  uint32_t capacity = __atomic_load_n(&page->capacity, __ATOMIC_RELAXED);
+  if (!page_is_block_start(page, block, capacity) || block->cookie == free_cookie(block))
+    return NULL;
+  return block;
+}
+
 void free_slow(segment_t *segment, page_t *page, void *p) {
+  heap_t *heap = heap_current();
+  if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
+  if (unlikely(!segment_map_contains(segment))) free_invalid(NULL, p);
   if (unlikely(diag_counting)) hooks.before_free(segment, page, p);
   if (segment->kind == SEGMENT_HUGE) {
-    huge_free(segment);
+    huge_free(segment, p);
     return;
   }
-  block_t *block = (block_t *)p;
-  if (atomic_load_relaxed(&page->xflags) & PAGE_HAS_ALIGNED)
-    block = (block_t *)page_block_start(page, p);
-  block_mark_free(block, p);
+  uint8_t flags = atomic_load_relaxed(&page->xflags);
+  block_t *block = (flags & PAGE_IN_USE) ? block_handed_out_as(page, p, flags) : NULL;
+  if (unlikely(block == NULL)) free_invalid(page, p);
+  block->cookie = free_cookie(block);
   heap_t *owner = segment->owner;
-  if (owner == heap_current())
+  if (owner == heap)
     free_local_slow(owner, page, block);
   else if (!free_into_abandoned(owner, page, block))
     free_remote_push(owner, page, block);
+}
+
+/* ---- what was wrong ---------------------------------------------------------- */
+static const char *why_invalid(segment_t *segment, page_t *page, const void *p, char *detail,
+                               size_t size) {
+  if (page == NULL || !segment_map_contains(segment))
+    return "brisk never handed out this pointer (no block of brisk's is there)";
+  uint8_t flags = atomic_load_relaxed(&page->xflags);
+  if (!(flags & PAGE_IN_USE))
+    return "no block of this page is allocated (a stray pointer, or a block freed twice)";
+  if ((const uint8_t *)p < page->area) return "the pointer lies in brisk's own bookkeeping";
+  const uint8_t *start = page_block_start(page, p);
+  size_t index = (size_t)(start - page->area) / page->block_size;
+  if (index >= __atomic_load_n(&page->capacity, __ATOMIC_RELAXED))
+    return "the pointer lies where no block has been handed out yet";
+  block_t *block = (block_t *)start;
+  if ((const uint8_t *)p == start || *(const uintptr_t *)start == aligned_mark(p)) {
+    if (block->cookie == free_cookie(block)) return "the block is already free (double free)";
+  }
+  snprintf(detail, size, "the pointer is %zu bytes into the %u-byte block at %p",
+           (size_t)((const uint8_t *)p - start), page->block_size, (const void *)start);
+  return detail;
+}
+
+void free_invalid(page_t *page, const void *p) {
+  char detail[160];
+  const char *why = why_invalid(segment_of(p), page, p, detail, sizeof detail);
+  misuse_detected(strstr(why, "double free") ? "double free" : "invalid free", p, why);
 }

@@ -29,6 +29,12 @@ bool heaps_try_lock(void) {
   return platform_lock_try(&heaps_mutex);
 }
 
+/* The lists below are changed by single publishing stores, so a child that
+ * inherits them from a thread frozen mid-change can walk them. */
+void heaps_after_fork(void) {
+  platform_lock_reset(&heaps_mutex);
+}
+
 static heap_t *heap_new_locked(void) {
   size_t size = align_up(sizeof(heap_t), 64);
   if (chunk_next == NULL || chunk_next + size > chunk_end) {
@@ -43,7 +49,7 @@ static heap_t *heap_new_locked(void) {
   for (unsigned slot = 0; slot < DIRECT_SLOTS; slot++)
     heap->direct[slot] = &page_empty;
   heap->next_created = created_first;
-  created_first = heap;
+  store_publish(&created_first, heap);
   heaps_created++;
   return heap;
 }
@@ -65,7 +71,7 @@ static heap_t *adopt_locked(void) {
   for (heap_t **link = &abandoned_first; *link != NULL; link = &(*link)->next_abandoned) {
     heap_t *heap = *link;
     if (!heap_claim(heap)) continue;
-    *link = heap->next_abandoned;
+    store_publish(link, heap->next_abandoned);
     heaps_abandoned--;
     return heap;
   }
@@ -90,7 +96,7 @@ void heap_abandon(heap_t *heap) {
   if (heap_current() == heap) heap_set_current(&heap_empty);
   heaps_lock();
   heap->next_abandoned = abandoned_first;
-  abandoned_first = heap;
+  store_publish(&abandoned_first, heap);
   heaps_abandoned++;
   heaps_unlock();
   heap_unclaim(heap); /* from now on others may claim it */

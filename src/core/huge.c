@@ -5,6 +5,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
@@ -12,11 +13,8 @@
 /* Freed spans; when full, the oldest makes room. */
 static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 16, .evict_oldest = true};
 
-void huge_cache_lock(void) {
-  lock_acquire(&cache.lock);
-}
-void huge_cache_unlock(void) {
-  lock_release(&cache.lock);
+void huge_cache_after_fork(void) {
+  span_cache_after_fork(&cache);
 }
 
 /* Where the block starts in its segment. An alignment of a whole segment or
@@ -88,9 +86,23 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   return page->area;
 }
 
-void huge_free(segment_t *segment) {
+/* A pointer the program hands back must be a live huge block's start. */
+static void huge_check(const segment_t *segment, const void *p, bool freeing) {
+  const char *what = freeing ? "invalid free" : "invalid realloc";
+  const page_t *page = &segment->pages[0];
+  if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE))
+    misuse_detected(freeing ? "double free" : what, p, "the block is already free");
+  if (p != page->area) {
+    char detail[120];
+    snprintf(detail, sizeof detail, "the pointer is %zu bytes into the %zu-byte block at %p",
+             (size_t)((const uint8_t *)p - page->area), segment->huge_block, (void *)page->area);
+    misuse_detected(what, p, detail);
+  }
+}
+
+void huge_free(segment_t *segment, const void *p) {
+  huge_check(segment, p, true);
   page_t *page = &segment->pages[0];
-  if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE)) double_free_detected(page->area);
   atomic_store_relaxed(&page->xflags, 0); /* a second free of it is caught above */
   memory_note_large_in_use(-(ptrdiff_t)segment->huge_block);
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
@@ -105,6 +117,7 @@ size_t huge_usable_size(const segment_t *segment, const void *p) {
 }
 
 void *huge_realloc(segment_t *segment, void *p, size_t size) {
+  huge_check(segment, p, false);
   size_t offset = (size_t)((uint8_t *)p - (uint8_t *)segment);
   if (size > SIZE_LIMIT) {
     errno = ENOMEM;
@@ -148,7 +161,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   void *copy = huge_malloc(size, 0, false);
   if (copy == NULL) return NULL;
   memcpy(copy, p, segment->huge_block);
-  huge_free(segment);
+  huge_free(segment, p);
   return copy;
 }
 

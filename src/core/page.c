@@ -7,7 +7,8 @@
  * more scans until a free brings it back (see free.c). */
 #include "core.h"
 
-page_t page_empty; /* free == NULL: every fast path through it fails */
+page_t page_empty;                           /* free == NULL: every fast path through it fails */
+uintptr_t free_secret = 0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
 
 /* Blocks carved per extension: about one OS page, so a fresh page touches
  * memory only as it is used. */
@@ -151,11 +152,19 @@ static void page_extend(page_t *page) {
   unsigned remaining = (unsigned)(page->reserved - page->capacity);
   if (count > remaining) count = remaining;
   uint8_t *start = page->area + (size_t)page->capacity * size;
-  for (unsigned i = 0; i + 1 < count; i++)
-    ((block_t *)(start + i * size))->next = (block_t *)(start + (i + 1) * size);
-  ((block_t *)(start + (size_t)(count - 1) * size))->next = page->free;
+  /* Fresh blocks carry the free cookie like every other free block, so a
+   * free of one (a pointer just past a live block, say) is caught. */
+  for (unsigned i = 0; i + 1 < count; i++) {
+    block_t *block = (block_t *)(start + i * size);
+    block->next = (block_t *)(start + (i + 1) * size);
+    block->cookie = free_cookie(block);
+  }
+  block_t *last = (block_t *)(start + (size_t)(count - 1) * size);
+  last->next = page->free;
+  last->cookie = free_cookie(last);
   page->free = (block_t *)start;
-  page->capacity = (uint16_t)(page->capacity + count);
+  /* Remote freers read it to validate their pointers. */
+  __atomic_store_n(&page->capacity, page->capacity + count, __ATOMIC_RELAXED);
 }
 
 /* ---- page life: fresh, parked, retired ------------------------------------------- */
@@ -177,15 +186,26 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class) {
   return NULL;
 }
 
+/* The modular inverse of an odd number, mod 2^32 (Newton's iteration: each
+ * step doubles the correct low bits, from 3 to 48). */
+static uint32_t inverse_of_odd(uint32_t odd) {
+  uint32_t inverse = odd;
+  for (int i = 0; i < 4; i++)
+    inverse *= 2 - odd * inverse;
+  return inverse;
+}
+
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   page_t *page = segment_page_alloc(heap, size_class_kind(size_class), may_map);
   if (page == NULL) return NULL;
   segment_t *segment = segment_of(page);
   page->block_size = class_size[size_class];
+  page->block_shift = (uint8_t)__builtin_ctz(page->block_size);
+  page->block_inverse = inverse_of_odd(page->block_size >> page->block_shift);
   page->size_class = (uint8_t)size_class;
   size_t bytes = segment_page_bytes(segment, page, &page->area);
   page->reserved = (uint16_t)(bytes / page->block_size);
-  page->capacity = 0;
+  __atomic_store_n(&page->capacity, 0, __ATOMIC_RELAXED);
   page->used = 0;
   page->free = NULL;
   page->local_free = NULL;

@@ -51,9 +51,53 @@ void stack_print_current(int fd, const char *indent) {
   stack_print(fd, frames, count, indent);
 }
 
-void double_free_detected(const void *p) {
+/* ---- while a report runs ---------------------------------------------------
+ * A report may be about a heap that is already damaged, so the reporting
+ * thread leaves it: its heap becomes heap_reporting, whose fast paths are
+ * empty, and the API serves its allocations (the unwinder's, the symbol
+ * lookup's) from a region of their own, bump-allocated, never freed, taking
+ * no lock; its frees are dropped. */
+heap_t heap_reporting = {.direct = {[0 ... DIRECT_SLOTS - 1] = &page_empty}};
+static _Atomic(uintptr_t) xreport_next;
+static uintptr_t report_end;
+#define REPORT_REGION SEGMENT_SIZE
+#define REPORT_HEADER 16 /* each block starts with its size */
+
+void report_begin(void) {
   tl_in_diag = true;
-  msg_printf(2, "brisk: error: double free of pointer %p (the block is already free)\n", p);
+  heap_set_current(&heap_reporting);
+  if (atomic_load_acquire(&xreport_next) != 0) return;
+  segment_t *region = platform_reserve_aligned(REPORT_REGION, SEGMENT_SIZE, 0);
+  if (region == NULL || !platform_commit(region, REPORT_REGION)) return;
+  region->kind = SEGMENT_REPORT;
+  region->size = REPORT_REGION;
+  region->page_shift = HUGE_PAGE_SHIFT; /* every address maps to page 0, owner tag NULL */
+  region->page_count = 1;
+  uintptr_t first = align_up((uintptr_t)region + sizeof(segment_t) + sizeof(page_t), 16);
+  uintptr_t expected = 0;
+  if (atomic_cas_strong_acq_rel(&xreport_next, &expected, first))
+    report_end = (uintptr_t)region + REPORT_REGION; /* else another thread's region serves */
+  else
+    platform_release(region, REPORT_REGION);
+}
+
+void *report_alloc(size_t size) {
+  size_t need = align_up(size + REPORT_HEADER, 16);
+  if (need < size) return NULL;
+  uintptr_t at = atomic_add_relaxed(&xreport_next, need);
+  if (at == 0 || at + need > report_end) return NULL;
+  *(size_t *)at = size;
+  return (void *)(at + REPORT_HEADER);
+}
+
+size_t report_block_size(const void *p) {
+  return *(const size_t *)((uintptr_t)p - REPORT_HEADER);
+}
+
+void misuse_detected(const char *what, const void *p, const char *detail) {
+  report_begin();
+  msg_printf(2, "brisk: error: %s of pointer %p\n", what, p);
+  if (detail != NULL) msg_printf(2, "brisk:   %s\n", detail);
   msg_printf(2, "brisk:   at:\n");
   stack_print_current(2, "brisk:     ");
   msg_printf(2, "brisk:   run with BRISK_CHECK=1 to see where the block was allocated\n");

@@ -17,11 +17,8 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
 /* Whole free segments, for any heap; the one that does not fit is unmapped. */
 static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 8, .evict_oldest = false};
 
-void segment_cache_lock(void) {
-  lock_acquire(&cache.lock);
-}
-void segment_cache_unlock(void) {
-  lock_release(&cache.lock);
+void segment_cache_after_fork(void) {
+  span_cache_after_fork(&cache);
 }
 
 static size_t header_size(uint16_t page_count) {

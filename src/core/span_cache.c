@@ -1,42 +1,58 @@
 /* A span cache: whole free segments (small-block segments, or the spans of
  * freed huge blocks) kept for reuse under one lock, newest first, each
  * stamped with when it arrived so that expired ones can be purged or
- * released. */
+ * released.
+ *
+ * Fork: the child re-initialises the lock (span_cache_after_fork) whatever
+ * thread held it, so the list must be walkable after every single store a
+ * holder makes. It is singly linked and each change is one publishing store
+ * (a node's link is written before the store that makes it reachable): a
+ * thread frozen mid-change by a fork leaves at most its own segment out of
+ * the child's list, never a broken link. */
 #include "core.h"
 
 segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now) {
   segment->freed_ms = now;
   segment_t *evicted = NULL;
   lock_acquire(&cache->lock);
-  if (cache->list.count >= cache->capacity) {
+  if (cache->count >= cache->capacity) {
     if (!cache->evict_oldest) {
       lock_release(&cache->lock);
       return segment;
     }
-    evicted = cache->list.first; /* the oldest is the list's tail */
-    while (evicted->next != NULL)
-      evicted = evicted->next;
-    segment_list_remove(&cache->list, evicted);
+    segment_t **link = &cache->first; /* the oldest is the list's tail */
+    while ((*link)->next != NULL)
+      link = &(*link)->next;
+    evicted = *link;
+    store_publish(link, NULL);
+    cache->count--;
   }
-  segment_list_push(&cache->list, segment);
+  segment->next = cache->first;
+  store_publish(&cache->first, segment);
+  cache->count++;
   lock_release(&cache->lock);
   return evicted;
 }
 
 segment_t *span_cache_take(span_cache *cache, int (*match)(segment_t *, size_t), size_t arg) {
   lock_acquire(&cache->lock);
-  segment_t *chosen = NULL;
-  for (segment_t *s = cache->list.first; s != NULL; s = s->next) {
-    int fit = match(s, arg);
+  segment_t **chosen = NULL;
+  for (segment_t **link = &cache->first; *link != NULL; link = &(*link)->next) {
+    int fit = match(*link, arg);
     if (fit == 2) {
-      chosen = s;
+      chosen = link;
       break;
     }
-    if (fit == 1 && chosen == NULL) chosen = s;
+    if (fit == 1 && chosen == NULL) chosen = link;
   }
-  if (chosen != NULL) segment_list_remove(&cache->list, chosen);
+  segment_t *segment = NULL;
+  if (chosen != NULL) {
+    segment = *chosen;
+    store_publish(chosen, segment->next);
+    cache->count--;
+  }
   lock_release(&cache->lock);
-  return chosen;
+  return segment;
 }
 
 segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
@@ -47,14 +63,21 @@ segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool 
   else if (!platform_lock_try(&cache->lock))
     return NULL; /* another thread is at it: next time */
   segment_t *removed = NULL;
-  for (segment_t *s = cache->list.first, *next; s != NULL; s = next) {
-    next = s->next;
-    if (!force && s->freed_ms + (uint64_t)delay > now) continue;
-    if (!visit(s, force)) continue;
-    segment_list_remove(&cache->list, s);
+  for (segment_t **link = &cache->first; *link != NULL;) {
+    segment_t *s = *link;
+    if ((!force && s->freed_ms + (uint64_t)delay > now) || !visit(s, force)) {
+      link = &s->next;
+      continue;
+    }
+    store_publish(link, s->next);
+    cache->count--;
     s->next = removed;
     removed = s;
   }
   lock_release(&cache->lock);
   return removed;
+}
+
+void span_cache_after_fork(span_cache *cache) {
+  platform_lock_reset(&cache->lock);
 }

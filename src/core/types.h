@@ -86,6 +86,7 @@ typedef enum segment_kind {
   SEGMENT_MEDIUM,
   SEGMENT_LARGE,
   SEGMENT_HUGE,
+  SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
   SEGMENT_KIND_COUNT
 } segment_kind;
 
@@ -127,7 +128,7 @@ typedef struct page_s {
   _Alignas(64) block_t *free;
   block_t *local_free;
   uint32_t used;
-  uint16_t capacity; /* blocks carved so far; extended lazily */
+  uint32_t capacity; /* blocks carved so far; extended lazily (read by remote freers) */
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
@@ -141,13 +142,22 @@ typedef struct page_s {
   _Alignas(64) _Atomic(struct heap_s *) xowner_tag;
   uint8_t *area; /* first block */
   uint32_t block_size;
+  /* block_size = odd << block_shift; block_inverse * odd = 1 (mod 2^32):
+   * together they tell a block's start from any other address with one
+   * multiply (page_is_block_start). */
+  uint32_t block_inverse;
+  uint8_t block_shift;
   uint16_t reserved; /* blocks that fit in the page */
   uint8_t size_class;
   _Atomic(uint8_t) xflags;
   uint8_t index; /* position in the segment */
   /* written by other threads */
   _Alignas(64) _Atomic(uintptr_t) xthread_free;
+  /* A fourth line of padding makes a descriptor 256 bytes, so the fast path
+   * finds it with one shift (page index << 8). */
+  _Alignas(64) uint8_t padding[64];
 } page_t;
+_Static_assert(sizeof(page_t) == 256, "page descriptors are 256 bytes");
 
 typedef struct page_queue_s {
   page_t *first;

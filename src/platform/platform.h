@@ -73,6 +73,11 @@ static inline void platform_lock_acquire(platform_lock_t *lock) {
 static inline void platform_lock_release(platform_lock_t *lock) {
   pthread_mutex_unlock(lock);
 }
+/* In a forked child: the lock is free again, whichever thread held it. */
+static inline void platform_lock_reset(platform_lock_t *lock) {
+  const platform_lock_t unlocked = PLATFORM_LOCK_INIT;
+  *lock = unlocked;
+}
 /* Runs init exactly once per process; other callers wait until it is done. */
 static inline void platform_once(platform_once_t *once, void (*init)(void)) {
   pthread_once(once, init);
