@@ -25,7 +25,9 @@
  *     frees and returns NULL; a failed realloc leaves the block intact;
  *   - impossible requests fail with NULL and ENOMEM (posix_memalign: EINVAL
  *     for a bad alignment), and allocate nothing;
- *   - brisk_heap_check() finds each thread's heap consistent.
+ *   - brisk_heap_check() finds each thread's heap consistent;
+ *   - at the end of the program, with every block freed and brisk_collect()
+ *     called on both threads, brisk maps nothing any more (no leak).
  * A failed check prints what failed and aborts, so libFuzzer keeps the input.
  *
  * Sizes run from 0 to about 3 MiB (huge blocks above 512 KiB included);
@@ -50,7 +52,6 @@
 #define ZERO_CHECK_BYTES (64 * 1024)
 
 enum { THREAD_A, THREAD_B };
-
 
 typedef enum opcode {
   OP_MALLOC,
@@ -111,12 +112,18 @@ static size_t decode_size(uint16_t code) {
   size_t low = code & 8191;
   switch (code >> 13) {
   case 0:
-  case 1: return code & 127;
-  case 2: return code & 1023;
-  case 3: return low;
-  case 4: return low * 16; /* up to 128 KiB: medium pages */
-  case 5: return low * 64; /* up to 512 KiB: large pages */
-  case 6: return code & 255;
+  case 1:
+    return code & 127;
+  case 2:
+    return code & 1023;
+  case 3:
+    return low;
+  case 4:
+    return low * 16; /* up to 128 KiB: medium pages */
+  case 5:
+    return low * 64; /* up to 512 KiB: large pages */
+  case 6:
+    return code & 255;
   default:
     if (low & 4096) return code & 511;
     return 512 * 1024 - 64 + (low & 4095) * 640; /* huge: up to ~3 MiB */
@@ -156,7 +163,7 @@ static void fill(slot *s) {
 
 /* Checks the first n bytes of a block that had `written` bytes filled. */
 static void verify_prefix(const slot *s, const uint8_t *p, size_t n, size_t written,
-                                      const char *when) {
+                          const char *when) {
   for (size_t i = 0; i < n; i = next_checked(i, written))
     if (p[i] != pattern(s->seed, i))
       fail("%s: byte %zu of the %zu-byte block %p is %#x, want %#x (block overwritten)", when, i,
@@ -415,6 +422,20 @@ static void run_phase(int concurrent) {
   current.count[THREAD_A] = current.count[THREAD_B] = 0;
 }
 
+/* With every block freed and brisk_collect() run by both threads, the heap
+ * memory is back with the OS: a byte still mapped is a leak (or a counter
+ * that lost track of a mapping, which hides one). */
+static void check_nothing_mapped(void) {
+  brisk_memory_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  brisk_memory_info_get(&info);
+  if (info.mapped != 0 || info.committed != 0 || info.large_in_use != 0)
+    fail("leak: %zu bytes still mapped (%zu committed, %zu in huge blocks) after every block "
+         "was freed and both threads called brisk_collect()",
+         info.mapped, info.committed, info.large_in_use);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -463,14 +484,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       restart = 0;
     }
   }
-  /* Each thread frees its own blocks; then both heaps must check out. */
+  /* Each thread frees its own blocks; then, one after the other, both heaps
+   * must check out and give everything back to the OS. */
   for (int i = 0; i < SLOTS; i++) {
     op o = {.code = OP_FREE, .slot = (uint8_t)i};
     current.ops[slots[i].owner][current.count[slots[i].owner]++] = o;
   }
-  op check = {.code = OP_HEAP_CHECK, .parameter = 1};
-  current.ops[THREAD_A][current.count[THREAD_A]++] = check;
-  current.ops[THREAD_B][current.count[THREAD_B]++] = check;
   run_phase(concurrent);
+  op check_and_collect = {.code = OP_HEAP_CHECK, .parameter = 0};
+  current.ops[THREAD_B][current.count[THREAD_B]++] = check_and_collect;
+  run_phase(0);
+  run_op(&check_and_collect);
+  check_nothing_mapped();
   return 0;
 }
