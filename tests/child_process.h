@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -136,6 +137,38 @@ static inline const char *child_outcome(const child_result *r, double timeout_s,
     snprintf(text, size, "killed by SIG%s",
              sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?");
   return text;
+}
+
+/* ---- for the child ------------------------------------------------------------- */
+
+/* printf to stdout without stdio, which would allocate (its buffers come
+ * from the allocator under test when brisk is malloc): what a child says
+ * before it does something that may end it. */
+static inline void child_say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static inline void child_say(const char *format, ...) {
+  char text[512];
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  if (n > 0) {
+    ssize_t w = write(1, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+    (void)w;
+  }
+}
+
+/* ---- for the runner -------------------------------------------------------------- */
+
+/* Whether text names pointer (as %p writes it) as a whole word, not as the
+ * start of a longer number. */
+static inline int child_output_names(const char *text, const char *pointer) {
+  size_t n = strlen(pointer);
+  for (const char *at = strstr(text, pointer); at != NULL; at = strstr(at + 1, pointer)) {
+    char after = at[n];
+    int hex_digit = (after >= '0' && after <= '9') || (after >= 'a' && after <= 'f');
+    if (!hex_digit) return 1;
+  }
+  return 0;
 }
 
 #endif /* BRISK_TEST_CHILD_PROCESS_H */

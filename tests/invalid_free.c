@@ -22,7 +22,6 @@
  * builds: these frees are exactly what a sanitizer stops first.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,19 +76,6 @@ static const char *const kind_names[BAD_KIND_COUNT] = {
 
 /* Writes without stdio, which would allocate (its buffers come from the
  * allocator under test when brisk is malloc). */
-static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *format, ...) {
-  char text[512];
-  va_list args;
-  va_start(args, format);
-  int n = vsnprintf(text, sizeof text, format, args);
-  va_end(args);
-  if (n > 0) {
-    ssize_t w = write(1, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
-    (void)w;
-  }
-}
-
 /* Blocks per page: how far "uncarved" must point to be past the blocks a
  * fresh page has carved (brisk carves about 4 KiB, at least 4 blocks, at a
  * time) yet inside the page (64 KiB for blocks up to 8 KiB, 512 KiB up to
@@ -166,20 +152,22 @@ static int probe_for_overlap(const range *live, size_t live_count, size_t size, 
   for (size_t i = 0; i < count; i++) {
     uint8_t *q = launder(A_MALLOC(size));
     if (q == NULL) {
-      say("probe: malloc(%zu) returned NULL after %zu blocks\n", size, i);
+      child_say("probe: malloc(%zu) returned NULL after %zu blocks\n", size, i);
       return 0;
     }
     probes[i] = (range){q, size};
     for (size_t j = 0; j < live_count; j++) {
       if (overlaps(probes[i], live[j])) {
-        say("overlap: malloc(%zu) returned %p, which overlaps the live block %p (%zu bytes)\n",
+        child_say(
+            "overlap: malloc(%zu) returned %p, which overlaps the live block %p (%zu bytes)\n",
             size, (void *)q, (void *)live[j].start, live[j].size);
         return 1;
       }
     }
     for (size_t j = 0; j < i; j++) {
       if (overlaps(probes[i], probes[j])) {
-        say("overlap: malloc(%zu) returned %p, which overlaps the block %p it returned before "
+        child_say(
+            "overlap: malloc(%zu) returned %p, which overlaps the block %p it returned before "
             "(still live)\n",
             size, (void *)q, (void *)probes[j].start);
         return 1;
@@ -202,7 +190,7 @@ static int run_case(bad_kind kind, size_t size) {
   }
   size_t usable = A_USABLE_SIZE(p);
   uint8_t *bad = bad_pointer(kind, p, size, usable);
-  say("block %p usable %zu bad %p\n", (void *)p, usable, (void *)bad);
+  child_say("block %p usable %zu bad %p\n", (void *)p, usable, (void *)bad);
 
   if (kind == BAD_DOUBLE_FREE || kind == BAD_REALLOC_FREED) {
     A_FREE(p);
@@ -213,7 +201,7 @@ static int run_case(bad_kind kind, size_t size) {
       A_FREE(launder(p));
     } else {
       uint8_t *q = A_REALLOC(launder(p), size);
-      say("accepted: realloc returned %p\n", (void *)q);
+      child_say("accepted: realloc returned %p\n", (void *)q);
       if (q != NULL) live[live_count++] = (range){q, size};
       return probe_for_overlap(live, live_count, size, usable) ? EXIT_ACCEPTED_OVERLAP
                                                                : EXIT_ACCEPTED_CLEAN;
@@ -221,23 +209,12 @@ static int run_case(bad_kind kind, size_t size) {
   } else {
     A_FREE(bad);
   }
-  say("accepted\n");
+  child_say("accepted\n");
   return probe_for_overlap(live, live_count, size, usable) ? EXIT_ACCEPTED_OVERLAP
                                                            : EXIT_ACCEPTED_CLEAN;
 }
 
 /* ---- the driver ------------------------------------------------------------------- */
-
-/* Whether text names pointer as a whole word (not inside a longer number). */
-static int names_pointer(const char *text, const char *pointer) {
-  size_t n = strlen(pointer);
-  for (const char *at = strstr(text, pointer); at != NULL; at = strstr(at + 1, pointer)) {
-    char after = at[n];
-    int hex = (after >= '0' && after <= '9') || (after >= 'a' && after <= 'f');
-    if (!hex) return 1;
-  }
-  return 0;
-}
 
 static void show_child_output(const child_result *r) {
   if (r->out_length) printf("    its stdout:\n%s", r->out);
@@ -269,7 +246,7 @@ static int check_case(char *self, bad_kind kind, size_t size) {
     return 0;
   }
   int aborted = !r.exited && !r.timed_out && r.signal == SIGABRT;
-  if (aborted && names_pointer(r.err, bad)) {
+  if (aborted && child_output_names(r.err, bad)) {
     printf("ok   %8zu B  %s: SIGABRT, the report names %s\n", size, what, bad);
     return 1;
   }

@@ -22,7 +22,6 @@
  * the brisk_* API (brisk_static).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +39,6 @@
 typedef enum wrong_free { WRONG_DOUBLE_FREE, WRONG_INTERIOR, WRONG_COUNT } wrong_free;
 static const char *const wrong_names[WRONG_COUNT] = {"double free of",
                                                      "free of the interior pointer"};
-
-static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *format, ...) {
-  char text[256];
-  va_list args;
-  va_start(args, format);
-  int n = vsnprintf(text, sizeof text, format, args);
-  va_end(args);
-  if (n > 0) {
-    ssize_t w = write(1, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
-    (void)w;
-  }
-}
 
 /* Overflows into the freed block above a live one, in the class of size, and
  * allocates until the freed block comes back: the class's free list then
@@ -86,7 +72,7 @@ static int run_case(wrong_free wrong) {
   if (victim == NULL) return 12;
   uint8_t *bad = wrong == WRONG_INTERIOR ? victim + 16 : victim;
   size_t victim_usable = A_USABLE_SIZE(victim);
-  say("victim %p bad %p\n", (void *)victim, (void *)bad);
+  child_say("victim %p bad %p\n", (void *)victim, (void *)bad);
   if (wrong == WRONG_DOUBLE_FREE) A_FREE(victim);
   unsigned wrecked = 0;
   for (size_t size = 1; size <= WRECKED_MAX;) {
@@ -96,26 +82,17 @@ static int run_case(wrong_free wrong) {
     if (usable == 0) return 12;
     if (usable != victim_usable) {
       if (!wreck_class(size)) {
-        say("could not wreck the class of %zu-byte blocks\n", size);
+        child_say("could not wreck the class of %zu-byte blocks\n", size);
         return 12;
       }
       wrecked++;
     }
     size = usable + 1;
   }
-  say("wrecked the free lists of %u size classes; now the wrong free\n", wrecked);
+  child_say("wrecked the free lists of %u size classes; now the wrong free\n", wrecked);
   A_FREE(launder(bad));
-  say("accepted\n");
+  child_say("accepted\n");
   return 11;
-}
-
-static int names_pointer(const char *text, const char *pointer) {
-  size_t n = strlen(pointer);
-  for (const char *at = strstr(text, pointer); at != NULL; at = strstr(at + 1, pointer)) {
-    char after = at[n];
-    if (!((after >= '0' && after <= '9') || (after >= 'a' && after <= 'f'))) return 1;
-  }
-  return 0;
 }
 
 static int check_case(char *self, wrong_free wrong) {
@@ -133,7 +110,7 @@ static int check_case(char *self, wrong_free wrong) {
   child_outcome(&r, CHILD_DEADLINE_S, outcome, sizeof outcome);
   int reached = strstr(r.out, "wrecked the free lists") != NULL;
   int aborted = !r.exited && !r.timed_out && r.signal == SIGABRT;
-  int named = bad[0] != 0 && names_pointer(r.err, bad);
+  int named = bad[0] != 0 && child_output_names(r.err, bad);
   if (reached && aborted && named) {
     printf("ok   %s %s on a wrecked heap: SIGABRT, the report names it\n", wrong_names[wrong], bad);
     return 1;
