@@ -89,18 +89,19 @@ static inline int child_run_self(char *const argv[], double timeout_s, child_res
   close(out_pipe[1]);
   close(err_pipe[1]);
   struct pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_count = 2;
+  int open_count = 2, status = 0, ended = 0;
   double deadline = child_now_s() + timeout_s;
+  /* Until both pipes close, or the child has ended and its output is read
+   * (a child of its own, stuck, may hold the pipes open). */
   while (open_count > 0) {
     double left = deadline - child_now_s();
     if (left <= 0) {
       r->timed_out = 1;
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
       break;
     }
-    int ready = poll(fds, 2, (int)(left * 1000) + 1);
+    int ready = poll(fds, 2, left > 0.1 ? 100 : (int)(left * 1000) + 1);
     if (ready < 0 && errno != EINTR) break;
+    if (ready == 0 && ended) break;
     for (int i = 0; i < 2 && ready > 0; i++) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
       int more = i == 0 ? child_drain(fds[i].fd, r->out, &r->out_length)
@@ -111,11 +112,15 @@ static inline int child_run_self(char *const argv[], double timeout_s, child_res
         open_count--;
       }
     }
+    if (!ended && waitpid(pid, &status, WNOHANG) == pid) ended = 1;
   }
   for (int i = 0; i < 2; i++)
     if (fds[i].fd >= 0) close(fds[i].fd);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  kill(-pid, SIGKILL); /* whatever is left of its process group */
+  if (!ended) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (WIFEXITED(status)) {
     r->exited = 1;
