@@ -26,6 +26,9 @@
 
 #define SCENARIO_RUNS 20
 #define SCENARIO_WATCHDOG_S 10
+/* A run that goes on until its threads have done enough stops trying after
+ * this long (and says the machine was too busy), well before the watchdog. */
+#define SCENARIO_WORK_S 5.0
 
 /* Where the scenario is, for the watchdog's report. Set with plain stores of
  * sig_atomic_t: the watchdog reads them from a signal handler. */

@@ -35,9 +35,11 @@
 #include "check.h"
 #include "fork_scenario.h"
 
-#define ITERATIONS 600        /* at least this many rounds of the main loop */
-#define SIGNALS_IN_FORK_MIN 5 /* and more until this many signals landed in fork */
-#define ROUNDS_MAX 20000      /* a bound for a machine too busy to deliver them */
+/* Each run goes at least ITERATIONS rounds of its main loop, and on (for up
+ * to SCENARIO_WORK_S: a busy machine delivers fewer signals) until
+ * SIGNALS_IN_FORK_MIN signals have landed while fork ran. */
+#define ITERATIONS 600
+#define SIGNALS_IN_FORK_MIN 5
 #define SIGNALS_MAX 100000
 #define SLOTS 256
 
@@ -118,7 +120,8 @@ static int run_once(void) {
   static void *blocks[SLOTS];
   unsigned long long rng = 42;
   unsigned forks = 0, children_ok = 0;
-  for (unsigned i = 0; i < ROUNDS_MAX; i++) {
+  double started = child_now_s();
+  for (unsigned i = 0; child_now_s() - started < SCENARIO_WORK_S; i++) {
     if (i >= ITERATIONS && signals_in_fork >= SIGNALS_IN_FORK_MIN) break;
     if (test_rand(&rng) % 4 == 0) {
       atomic_store(&shared->doing, DOING_FORK);

@@ -29,8 +29,9 @@
 
 #include "fork_scenario.h"
 
-#define FORKS 20                       /* at least this many forks per run */
-#define FORKS_MAX 4000                 /* and more until every thread has done some rounds */
+/* Each run forks at least FORKS times, and on (for up to SCENARIO_WORK_S)
+ * until every stdio thread has done a few rounds. */
+#define FORKS 20
 #define TEXT_BYTES ((size_t)768 << 10) /* per stream and longest line: past 512 KiB */
 
 static atomic_int stop;
@@ -155,7 +156,8 @@ static int run_once(void) {
     return 1;
   }
   unsigned children_ok = 0, forks = 0;
-  for (unsigned i = 0; i < FORKS_MAX; i++) {
+  double started = child_now_s();
+  for (unsigned i = 0; child_now_s() - started < SCENARIO_WORK_S; i++) {
     if (i >= FORKS && atomic_load(&streams_written) >= 2 && atomic_load(&lines_read) >= 14 &&
         atomic_load(&flushes) >= 2)
       break;
