@@ -3,7 +3,7 @@
  *
  * The input is a program. Its first byte holds flags; then each operation
  * takes 5 bytes: an opcode, a slot (one of SLOTS), a 16-bit size code and a
- * parameter byte (an alignment, a count). Each slot belongs to one of two
+ * parameter byte (an alignment, a count, a variant). Each slot belongs to one of two
  * threads, A (the fuzzer's own) and B (a worker), and the slot's owner runs
  * every operation on it, so the threads never race on the model. A "give"
  * operation hands a slot to the other thread at the end of the phase, which
@@ -50,6 +50,8 @@
 #define STRIDE 16381          /* then one byte in this many (every 4th OS page) */
 #define TAIL_BYTES 64         /* and the block's last bytes */
 #define ZERO_CHECK_BYTES (64 * 1024)
+#define VALLOC_PARAMETER 240 /* memalign's parameter from here on: valloc, pvalloc */
+#define OS_PAGE 4096
 
 enum { THREAD_A, THREAD_B };
 
@@ -339,6 +341,12 @@ static void run_op(const op *o) {
   }
   case OP_MEMALIGN: {
     do_free(index, 0);
+    if (o->parameter >= VALLOC_PARAMETER) { /* page-aligned: valloc, pvalloc */
+      int rounded = o->parameter & 1;
+      adopt(index, rounded ? brisk_pvalloc(size) : brisk_valloc(size), size, OS_PAGE, 0,
+            rounded ? "pvalloc" : "valloc");
+      break;
+    }
     size_t alignment = decode_alignment(o->parameter);
     adopt(index, brisk_memalign(alignment, size), size, alignment, 0, "memalign");
     break;

@@ -16,6 +16,7 @@ import sys
 MALLOC, MALLOC_2, CALLOC, REALLOC, REALLOC_2, ALIGNED_ALLOC, POSIX_MEMALIGN, MEMALIGN = range(8)
 FREE, FREE_SIZED, USABLE_SIZE, GIVE, PHASE, HEAP_CHECK, RESTART_B, IMPOSSIBLE = range(8, 16)
 SLOTS = 64
+VALLOC = 240  # memalign's parameter from here on: valloc (even), pvalloc (odd)
 HUGE_BASE = 512 * 1024 - 64
 
 
@@ -97,6 +98,8 @@ def aligned(p, rng):
         code = [ALIGNED_ALLOC, POSIX_MEMALIGN, MEMALIGN][k % 3]
         p.op(code, rng.randrange(SLOTS), rng.choice([1, 64, 1000, 70000, 600000]), k)
         p.op(USABLE_SIZE, rng.randrange(SLOTS))
+    for k, size in enumerate((0, 1, 5000, 700000)):
+        p.op(MEMALIGN, rng.randrange(SLOTS), size, VALLOC + k % 2)  # valloc, pvalloc
     p.op(HEAP_CHECK, 0, 0, 4)
 
 
@@ -148,8 +151,34 @@ def random_program(p, rng):
         p.op(code, rng.randrange(SLOTS), size, rng.randrange(256))
 
 
+def parked_pages(p, rng):
+    """Fills pages of one size class on thread A (so A parks them as full),
+    has B free their blocks (remote frees into parked pages) and A allocate
+    again (which takes the parked pages back)."""
+    for size in (8192, 20000, 100000, 300000, 500000):
+        slots = [2 * k for k in range(12)]
+        for s in slots:
+            p.op(MALLOC, s, size)
+        for s in slots:
+            p.op(GIVE, s)
+        p.op(PHASE)
+        for s in slots[:9]:
+            p.op(FREE, s)
+        p.op(PHASE)
+        for s in slots[:9]:
+            p.op(GIVE, s)
+        p.op(PHASE)
+        for s in slots[:9]:
+            p.op(MALLOC, s, size)
+        p.op(HEAP_CHECK, 0, 0, 1)
+        p.op(PHASE)
+        for s in slots:
+            p.op(FREE, s)
+        p.op(PHASE)
+
+
 SHAPES = [small_churn, cross_thread, realloc_chain, aligned, calloc_mix, huge, impossible,
-          restarts]
+          restarts, parked_pages]
 
 
 def main():
