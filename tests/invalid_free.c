@@ -74,12 +74,10 @@ static const char *const kind_names[BAD_KIND_COUNT] = {
 
 /* ---- the child: one bad free --------------------------------------------------- */
 
-/* Writes without stdio, which would allocate (its buffers come from the
- * allocator under test when brisk is malloc). */
-/* Blocks per page: how far "uncarved" must point to be past the blocks a
- * fresh page has carved (brisk carves about 4 KiB, at least 4 blocks, at a
- * time) yet inside the page (64 KiB for blocks up to 8 KiB, 512 KiB up to
- * 128 KiB). */
+/* How far "uncarved" points past p: at least 4 blocks and 16 KiB, which is
+ * past what a fresh page carves at a time (about 4 KiB, at least 4 blocks),
+ * and for most sizes still inside the page (64 KiB pages hold blocks up to
+ * 8 KiB, 512 KiB pages up to 128 KiB); p is the last block handed out. */
 static size_t uncarved_offset(size_t usable) {
   size_t k = (16 * KiB + usable - 1) / usable;
   if (k < 4) k = 4;
@@ -91,7 +89,7 @@ static int kind_applies(bad_kind kind, size_t size, size_t usable) {
   case BAD_INTERIOR_16:
     return 16 < usable; /* else it is one past the end */
   case BAD_MIDDLE:
-    return size / 2 != 16 && size / 2 != 8 && size / 2 != 1;
+    return size / 2 != 16 && size / 2 != 8 && size / 2 != 1; /* else another kind */
   case BAD_UNCARVED:
     return usable <= 128 * KiB;
   case BAD_HUGE_TAIL:
