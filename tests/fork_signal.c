@@ -38,8 +38,8 @@
 /* Each run goes at least ITERATIONS rounds of its main loop, and on (for up
  * to SCENARIO_WORK_S: a busy machine delivers fewer signals) until
  * SIGNALS_IN_FORK_MIN signals have landed while fork ran. */
-#define ITERATIONS 600
-#define SIGNALS_IN_FORK_MIN 5
+#define ITERATIONS 300
+#define SIGNALS_IN_FORK_MIN 3
 #define SIGNALS_MAX 100000
 #define SLOTS 256
 
