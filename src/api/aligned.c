@@ -26,31 +26,34 @@ static bool alignment_valid(size_t alignment) {
 
 int brisk_posix_memalign(void **result, size_t alignment, size_t size) {
   if (!alignment_valid(alignment)) return EINVAL;
-  int saved = errno;
   void *p = aligned_malloc(alignment, size);
-  if (p == NULL) {
-    errno = saved;
-    return ENOMEM;
-  }
+  if (p == NULL) return ENOMEM; /* errno is ENOMEM too, as glibc leaves it */
   *result = p;
   return 0;
 }
 
-void *brisk_aligned_alloc(size_t alignment, size_t size) {
-  /* glibc accepts any power of two here (C17 dropped the multiple-of-size rule). */
-  if (!is_power_of_two(alignment)) {
+/* memalign and aligned_alloc take what glibc 2.36 takes, since programs
+ * written against it rely on that: an alignment up to 16 (0 too) is
+ * malloc's; above, one that is not a power of two rounds up to the next;
+ * past the largest power of two nothing can be aligned (EINVAL). */
+static void *memalign_as_glibc(size_t alignment, size_t size) {
+  const size_t largest = (size_t)1 << (sizeof(size_t) * 8 - 1);
+  if (alignment <= ALIGNMENT_MIN) return brisk_malloc(size);
+  if (alignment > largest) {
     errno = EINVAL;
     return NULL;
   }
+  if (!is_power_of_two(alignment))
+    alignment = (size_t)1 << (sizeof(size_t) * 8 - (size_t)__builtin_clzll(alignment));
   return aligned_malloc(alignment, size);
 }
 
+void *brisk_aligned_alloc(size_t alignment, size_t size) {
+  return memalign_as_glibc(alignment, size);
+}
+
 void *brisk_memalign(size_t alignment, size_t size) {
-  if (!is_power_of_two(alignment)) {
-    errno = EINVAL;
-    return NULL;
-  }
-  return aligned_malloc(alignment, size);
+  return memalign_as_glibc(alignment, size);
 }
 
 void *brisk_valloc(size_t size) {

@@ -36,16 +36,16 @@ void *brisk_calloc(size_t count, size_t size) {
   return p;
 }
 
-void brisk_free(void *p) {
+READS_POINTER_HEADER void brisk_free(void *p) {
   fast_free(p);
 }
 
-void brisk_free_sized(void *p, size_t size) {
+READS_POINTER_HEADER void brisk_free_sized(void *p, size_t size) {
   (void)size;
   fast_free(p);
 }
 
-size_t brisk_usable_size(const void *p) {
+READS_POINTER_HEADER size_t brisk_usable_size(const void *p) {
   if (p == NULL) return 0;
   segment_t *segment = segment_of(p);
   if (unlikely(segment->kind == SEGMENT_REPORT)) return report_block_size(p);

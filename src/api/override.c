@@ -25,10 +25,10 @@ EXPORT int malloc_trim(size_t pad);
 EXPORT void *malloc(size_t size) {
   return fast_malloc(size);
 }
-EXPORT void free(void *p) {
+READS_POINTER_HEADER EXPORT void free(void *p) {
   fast_free(p);
 }
-EXPORT void cfree(void *p) {
+READS_POINTER_HEADER EXPORT void cfree(void *p) {
   fast_free(p);
 }
 EXPORT void free_sized(void *p, size_t size) {

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-void *brisk_realloc(void *p, size_t size) {
+READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
   /* Most reallocs of a growing string stay in place: settle those from the
    * page alone when it is this thread's and plain. */
   if (likely(p != NULL && size != 0)) {

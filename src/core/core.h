@@ -312,9 +312,14 @@ INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 #define SITE_FRAMES 16
 /* Finds brisk's own code, so stack traces start at the caller. */
 INTERNAL void report_init(void);
-/* Whether a code address lies in brisk, when it is a shared library (linked
- * into the program, brisk cannot tell its code from the program's). */
+/* The section of the API functions that read the bookkeeping of a pointer
+ * before they know it is brisk's (api.h, READS_POINTER_HEADER). */
+#define REPORT_POINTER_SECTION "brisk_pointer_readers"
+/* Whether a fault at pc is one of those functions reading a pointer's
+ * bookkeeping. */
 INTERNAL bool report_code_is_brisk(uintptr_t pc);
+/* The pointer whose header read caused a fault in brisk (NULL: none). */
+INTERNAL const void *report_faulting_pointer(const platform_fault *fault);
 /* The caller's stack without brisk's frames (skip: frames of the caller's
  * own that are known to be brisk's when it is linked into the program). */
 INTERNAL int stack_capture(void **frames, unsigned skip);

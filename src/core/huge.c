@@ -30,7 +30,7 @@ static size_t huge_offset(size_t alignment) {
  * freed span fits the next request of about the same size. The rounding is
  * address space only: pages past the block are never touched. */
 static size_t huge_span(size_t offset, size_t size) {
-  size_t total = offset + size;
+  size_t total = offset + (size != 0 ? size : 1); /* a block of 0 bytes still lies inside */
   size_t step = ((size_t)1 << (63 - __builtin_clzll(total))) / 8;
   if (step < OS_PAGE_SIZE) step = OS_PAGE_SIZE;
   return align_up(total, step);
@@ -57,6 +57,7 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   segment_t *segment = NULL;
   if (offset == huge_offset(0)) segment = span_cache_take(&cache, cache_match, total);
   if (segment != NULL) {
+    total = segment->size; /* all of the cached span stays the block's */
     if (zero) memset((uint8_t *)segment + offset, 0, size);
   } else {
     size_t base_alignment = alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE;

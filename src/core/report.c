@@ -3,21 +3,58 @@
  * program's own frame: brisk's frames are left out. */
 #include "core.h"
 
+#include <stdio.h>
 #include <string.h>
 
 _Thread_local bool tl_in_diag;
+
+/* The linker defines these around the section (weak: none if it is empty). */
+extern const char __start_brisk_pointer_readers[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_brisk_pointer_readers[] __attribute__((weak, visibility("hidden")));
 
 /* brisk's code, when brisk is a shared library; when it is linked into the
  * program it has no range of its own, and its frames are skipped by count. */
 static uintptr_t own_start, own_end;
 
+/* A pointer brisk never handed out can fault in the free fast path, which
+ * reads the segment header below the pointer before any check. The pointer
+ * is still in a register when that read faults: the one whose segment is
+ * the header's (the first argument's register first). */
+const void *report_faulting_pointer(const platform_fault *fault) {
+  uintptr_t header = (uintptr_t)fault->address & ~(uintptr_t)SEGMENT_MASK;
+  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++) {
+    uintptr_t value = fault->registers[i];
+    if (value != header && value != 0 && ((value - 1) & ~(uintptr_t)SEGMENT_MASK) == header)
+      return (const void *)value;
+  }
+  return NULL;
+}
+
+/* Default mode: a fault in brisk's code while it reads the bookkeeping for a
+ * pointer is that pointer's fault, reported as such; any other fault is
+ * left to whatever handled faults before. */
+static void report_fault(const platform_fault *fault) {
+  if (!report_code_is_brisk(fault->pc)) return;
+  const void *p = report_faulting_pointer(fault);
+  if (p == NULL) return;
+  char detail[200];
+  snprintf(detail, sizeof detail,
+           "reading brisk's bookkeeping for it at %p faulted: brisk never handed out this "
+           "pointer, or its memory was overwritten",
+           fault->address);
+  misuse_detected("invalid pointer", p, detail);
+}
+
 void report_init(void) {
   if (!platform_library_code((const void *)report_init, &own_start, &own_end))
     own_start = own_end = 0;
+  if ((uintptr_t)__start_brisk_pointer_readers != (uintptr_t)__stop_brisk_pointer_readers)
+    platform_on_fault(report_fault);
 }
 
 bool report_code_is_brisk(uintptr_t pc) {
-  return pc >= own_start && pc < own_end;
+  return pc >= (uintptr_t)__start_brisk_pointer_readers &&
+         pc < (uintptr_t)__stop_brisk_pointer_readers;
 }
 
 int stack_capture(void **out, unsigned skip) {

@@ -27,33 +27,20 @@ static void report(const char *kind, const void *p, const diag_trailer_t *traile
   platform_exit_now(CHECK_EXIT_STATUS);
 }
 
-/* A pointer brisk never handed out can fault in the free fast path, which
- * reads the segment header below the pointer before any check. The pointer
- * being freed is still in a register when its header read faults: the one
- * whose segment is the header's (the first argument's register first). */
-static const void *faulting_pointer(const platform_fault *fault) {
-  uintptr_t header = (uintptr_t)fault->address & ~(uintptr_t)SEGMENT_MASK;
-  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++) {
-    uintptr_t value = fault->registers[i];
-    if (value != header && value != 0 && ((value - 1) & ~(uintptr_t)SEGMENT_MASK) == header)
-      return (const void *)value;
-  }
-  return fault->address;
-}
-
-/* A fault inside brisk's code is reported as an invalid free; any other
- * fault, and any fault at all when brisk is linked into the program (it
- * cannot tell its code from the program's then), gets the default action. */
+/* A fault in brisk's code that reads a pointer's bookkeeping is reported as
+ * an invalid free; any other fault goes on as before. */
 static void checked_fault(const platform_fault *fault) {
   if (!report_code_is_brisk(fault->pc)) return;
+  const void *p = report_faulting_pointer(fault);
   char detail[160];
   snprintf(detail, sizeof detail,
            "brisk never returned this pointer: reading its header at %p faulted", fault->address);
-  report("invalid free (or realloc, or size query)", faulting_pointer(fault), NULL, detail);
+  report("invalid free (or realloc, or size query)", p != NULL ? p : fault->address, NULL, detail);
 }
 
 void checked_init(void) {
   platform_on_fault(checked_fault);
+  platform_fault_stack();
 }
 
 static const char *ordinal_suffix(size_t n) {

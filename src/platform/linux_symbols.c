@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,9 +57,13 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
   return true;
 }
 
-/* ---- the fault hook ------------------------------------------------------- */
-static void (*fault_hook)(const platform_fault *fault);
-static char fault_stack[16 * 1024];
+/* ---- the fault hook -------------------------------------------------------
+ * Installed once; a later call only changes the hook. A fault the hook does
+ * not claim goes on as if brisk had never been there: to the handler that
+ * was installed before, or, when that was the default, by faulting again
+ * with the default action. */
+static void (*_Atomic fault_hook)(const platform_fault *fault);
+static struct sigaction previous_segv, previous_bus;
 
 static void on_fault(int signal_number, siginfo_t *info, void *context) {
   static const int order[PLATFORM_FAULT_REGISTERS] = {REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8,
@@ -70,19 +75,30 @@ static void on_fault(int signal_number, siginfo_t *info, void *context) {
   for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
     fault.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
   fault_hook(&fault);
-  signal(signal_number, SIG_DFL); /* not brisk's: fault again, the default way */
+  const struct sigaction *previous = signal_number == SIGSEGV ? &previous_segv : &previous_bus;
+  if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction != NULL) {
+    previous->sa_sigaction(signal_number, info, context);
+  } else if (previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
+    previous->sa_handler(signal_number);
+  } else {
+    signal(signal_number, SIG_DFL); /* not brisk's: fault again, the default way */
+  }
 }
 
 void platform_on_fault(void (*hook)(const platform_fault *fault)) {
-  fault_hook = hook;
-  stack_t stack = {.ss_sp = fault_stack, .ss_size = sizeof fault_stack, .ss_flags = 0};
-  sigaltstack(&stack, NULL);
+  if (atomic_exchange(&fault_hook, hook) != NULL) return; /* installed already */
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = on_fault;
   action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-  sigaction(SIGSEGV, &action, NULL);
-  sigaction(SIGBUS, &action, NULL);
+  sigaction(SIGSEGV, &action, &previous_segv);
+  sigaction(SIGBUS, &action, &previous_bus);
+}
+
+void platform_fault_stack(void) {
+  static char stack_memory[16 * 1024];
+  stack_t stack = {.ss_sp = stack_memory, .ss_size = sizeof stack_memory, .ss_flags = 0};
+  sigaltstack(&stack, NULL);
 }
 
 /* ---- names for code addresses ------------------------------------------------ */

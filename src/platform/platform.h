@@ -129,8 +129,11 @@ typedef struct platform_fault {
   const void *address;
   uintptr_t registers[PLATFORM_FAULT_REGISTERS];
 } platform_fault;
-/* hook runs on faults, on a stack of its own; if it returns, the fault gets
- * the OS's default treatment. */
+/* hook runs on faults; if it returns, the fault goes to whatever handled it
+ * before (by default: the OS's default treatment). */
 void platform_on_fault(void (*hook)(const platform_fault *fault));
+/* Gives the calling thread a stack of its own for the fault hook, so that
+ * even a stack overflow reaches it (checked mode, main thread). */
+void platform_fault_stack(void);
 
 #endif /* BRISK_PLATFORM_H */
