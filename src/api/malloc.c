@@ -17,6 +17,7 @@ void *malloc_slow(size_t size, bool zero) {
     if (zero && p != NULL) memset(p, 0, size);
     return p;
   }
+  background_wanted();
   return huge_malloc(size, 0, zero);
 }
 

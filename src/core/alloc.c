@@ -18,7 +18,9 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
   page_t *page = page_fresh(heap, size_class, false);
   if (page != NULL) return page;
   collect_abandoned(false);
-  return page_fresh(heap, size_class, true);
+  page = page_fresh(heap, size_class, true);
+  background_wanted();
+  return page;
 }
 
 static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {

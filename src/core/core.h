@@ -147,6 +147,7 @@ typedef enum option_id {
   OPTION_PROFILE_FILE, /* text */
   OPTION_PROFILE_RATE,
   OPTION_CHECK,
+  OPTION_BACKGROUND,
   OPTION_VERBOSE,
   OPTION_COUNT
 } option_id;
@@ -204,13 +205,18 @@ typedef struct span_cache {
   platform_lock_t lock;
   segment_t *first; /* newest first, linked by next */
   size_t count;
-  size_t capacity;
+  size_t bytes;      /* the segments' sizes, summed */
+  size_t capacity;   /* most segments kept */
   bool evict_oldest; /* when full: drop the oldest to make room (else refuse) */
 } span_cache;
-/* Adds segment (stamped now); returns a segment that did not fit, or NULL. */
-INTERNAL segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now);
-/* match: 2 = take this one, 1 = take it if nothing better follows, 0 = no. */
-INTERNAL segment_t *span_cache_take(span_cache *cache, int (*match)(segment_t *, size_t),
+/* Adds segment (stamped now) and keeps at most byte_budget bytes; returns the
+ * segments that did not fit, linked by next (the oldest ones, or segment
+ * itself when the cache refuses), or NULL. */
+INTERNAL segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now,
+                                    size_t byte_budget);
+/* The best segment by fit(segment, arg): 0 takes it at once, a positive
+ * number ranks it (lower is better), a negative one rules it out. */
+INTERNAL segment_t *span_cache_take(span_cache *cache, long (*fit)(segment_t *, size_t),
                                     size_t arg);
 /* Visits the segments cached for delay ms by now (all, when force; nothing,
  * when delay < 0 and not force, or when another thread holds the cache and
@@ -226,6 +232,10 @@ INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_ma
 INTERNAL void segment_page_free(heap_t *heap, page_t *page);
 INTERNAL size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area);
 INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);
+/* The background purger's call for a heap in use by another thread: purges
+ * what has waited long enough unless that thread holds the heap's segments;
+ * returns whether the heap had any free page not yet purged. */
+INTERNAL bool segment_purge_idle(heap_t *heap, uint64_t now);
 INTERNAL void segment_cache_collect(uint64_t now, bool force);
 INTERNAL void segment_cache_after_fork(void);
 
@@ -373,6 +383,14 @@ INTERNAL void collect_thread_exit(void *heap);
 INTERNAL void collect_abandoned(bool force);
 /* brisk_collect(): everything, now. */
 INTERNAL void collect_all(heap_t *heap);
+
+/* ---- background.c: the background purger --------------------------------------------------- */
+/* Starts the purger if the process has enough mapped to want one (and the
+ * setting allows); cheap once it has run once. */
+INTERNAL void background_wanted(void);
+/* In a forked child: the purger did not come along; start it again when wanted. */
+INTERNAL void background_after_fork(void);
+INTERNAL bool background_running(void);
 
 /* ---- alloc.c: the allocation slow path --------------------------------------------------- */
 /* A block of size <= LARGE_MAX from heap's pages; NULL and ENOMEM when out of memory. */

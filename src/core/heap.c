@@ -33,6 +33,8 @@ bool heaps_try_lock(void) {
  * inherits them from a thread frozen mid-change can walk them. */
 void heaps_after_fork(void) {
   platform_lock_reset(&heaps_mutex);
+  /* The background purger may have been purging this thread's heap. */
+  if (heap_current() != &heap_empty) platform_lock_reset(&heap_current()->segments_lock);
 }
 
 static heap_t *heap_new_locked(void) {
@@ -46,6 +48,7 @@ static heap_t *heap_new_locked(void) {
   heap_t *heap = (heap_t *)chunk_next;
   chunk_next += size;
   memset(heap, 0, sizeof *heap);
+  platform_lock_reset(&heap->segments_lock);
   for (unsigned slot = 0; slot < DIRECT_SLOTS; slot++)
     heap->direct[slot] = &page_empty;
   heap->next_created = created_first;

@@ -1,7 +1,12 @@
 /* Huge blocks (above LARGE_MAX): each in a segment of its own, mapped for it.
  * Recently freed spans wait in a small cache for reuse until the purge delay
- * passes. realloc grows a huge block without copying: in place when the
- * address space after it is free, else by moving its pages with mremap. */
+ * passes, so that a program replacing big buffers reuses resident memory
+ * instead of faulting fresh pages in. The cache holds at most a quarter of
+ * the bytes in live huge blocks, between 4 and 32 MiB: beyond that the
+ * oldest spans go back to the OS. A request takes the smallest span that
+ * fits and gives back what it does not need past one size step. realloc
+ * grows a huge block without copying: in place when the address space after
+ * it is free, else by moving its pages with mremap. */
 #include "core.h"
 
 #include <errno.h>
@@ -9,9 +14,21 @@
 #include <string.h>
 
 #define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
+#define HUGE_SPAN_MIN (1 * MiB)        /* a split leaves no smaller span in the cache */
 
-/* Freed spans; when full, the oldest makes room. */
-static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 16, .evict_oldest = true};
+/* Freed spans; when full, the oldest make room. */
+static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = true};
+#define CACHE_BUDGET_MIN (4 * MiB)
+#define CACHE_BUDGET_MAX (32 * MiB)
+
+static size_t cache_budget(void) {
+  brisk_memory_info info;
+  memory_info(&info);
+  size_t budget = info.large_in_use / 4;
+  return budget < CACHE_BUDGET_MIN   ? CACHE_BUDGET_MIN
+         : budget > CACHE_BUDGET_MAX ? CACHE_BUDGET_MAX
+                                     : budget;
+}
 
 void huge_cache_after_fork(void) {
   span_cache_after_fork(&cache);
@@ -29,11 +46,14 @@ static size_t huge_offset(size_t alignment) {
 /* Spans are rounded to eight steps per doubling, like the size classes, so a
  * freed span fits the next request of about the same size. The rounding is
  * address space only: pages past the block are never touched. */
+static size_t span_step(size_t total) {
+  size_t step = ((size_t)1 << (63 - __builtin_clzll(total))) / 8;
+  return step < OS_PAGE_SIZE ? OS_PAGE_SIZE : step;
+}
+
 static size_t huge_span(size_t offset, size_t size) {
   size_t total = offset + (size != 0 ? size : 1); /* a block of 0 bytes still lies inside */
-  size_t step = ((size_t)1 << (63 - __builtin_clzll(total))) / 8;
-  if (step < OS_PAGE_SIZE) step = OS_PAGE_SIZE;
-  return align_up(total, step);
+  return align_up(total, span_step(total));
 }
 
 static void huge_unmap(segment_t *segment) {
@@ -42,9 +62,78 @@ static void huge_unmap(segment_t *segment) {
   memory_release(segment, segment->size);
 }
 
-/* A cached span fits a request of total bytes when it wastes at most a quarter. */
-static int cache_match(segment_t *segment, size_t total) {
-  return segment->size >= total && segment->size - total <= total / 4 ? 2 : 0;
+/* The cached span for a request of total bytes: the smallest one that is as
+ * large, else the largest one (it will grow). */
+static long cache_fit(segment_t *segment, size_t total) {
+  if (segment->size >= total) return (long)(segment->size - total);
+  return ((long)1 << 50) + (long)(total - segment->size);
+}
+
+static void huge_header(segment_t *segment, size_t size) {
+  memset(segment, 0, sizeof(segment_t) + sizeof(page_t));
+  segment->size = size;
+  segment->page_shift = HUGE_PAGE_SHIFT;
+  segment->kind = SEGMENT_HUGE;
+  segment->page_count = 1;
+}
+
+/* A span reused for total bytes keeps at most one size step more: past the
+ * next 4 MiB boundary the rest becomes a span of its own, back in the cache
+ * (it is resident: the next request reuses it), and what lies between is
+ * given back to the OS. */
+static void split(segment_t *segment, size_t total) {
+  size_t spare = segment->size - total;
+  if (spare <= span_step(total) || !PLATFORM_PARTIAL_RELEASE) return;
+  size_t cut = align_up(total, SEGMENT_SIZE);
+  if (cut + HUGE_SPAN_MIN <= segment->size) {
+    segment_t *rest = (segment_t *)((uint8_t *)segment + cut);
+    huge_header(rest, segment->size - cut);
+    segment_map_set(rest, true);
+    segment_t *evicted = span_cache_push(&cache, rest, platform_clock_ms(), cache_budget());
+    for (segment_t *next; evicted != NULL; evicted = next) {
+      next = evicted->next;
+      huge_unmap(evicted);
+    }
+  } else {
+    cut = segment->size;
+  }
+  if (cut > total) {
+    memory_release((uint8_t *)segment + total, cut - total);
+    memory_note_committed(-(ptrdiff_t)(cut - total));
+  }
+  segment->size = total;
+}
+
+/* A cached span smaller than total grows to it: in place when the address
+ * space after it is free, else its pages move (no copy, no fault for what
+ * is resident already). NULL when neither works (the span is unmapped). */
+static segment_t *grow(segment_t *segment, size_t total) {
+  size_t size = segment->size;
+  if (memory_extend(segment, size, total)) {
+    memory_note_committed((ptrdiff_t)(total - size));
+    segment->size = total;
+    return segment;
+  }
+  segment_map_set(segment, false);
+  segment_t *moved = memory_move_grow(segment, size, total);
+  if (moved == NULL) {
+    segment_map_set(segment, true);
+    huge_unmap(segment);
+    return NULL;
+  }
+  memory_note_committed((ptrdiff_t)(total - size));
+  moved->size = total;
+  segment_map_set(moved, true);
+  return moved;
+}
+
+/* A resident span for total bytes from the cache, when it has any. */
+static segment_t *reuse(size_t total) {
+  segment_t *segment = span_cache_take(&cache, cache_fit, total);
+  if (segment == NULL) return NULL;
+  if (segment->size < total) return grow(segment, total);
+  split(segment, total);
+  return segment;
 }
 
 void *huge_malloc(size_t size, size_t alignment, bool zero) {
@@ -55,9 +144,9 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   size_t offset = huge_offset(alignment);
   size_t total = huge_span(offset, size);
   segment_t *segment = NULL;
-  if (offset == huge_offset(0)) segment = span_cache_take(&cache, cache_match, total);
+  if (offset == huge_offset(0)) segment = reuse(total);
   if (segment != NULL) {
-    total = segment->size; /* all of the cached span stays the block's */
+    total = segment->size; /* all of what is left stays the block's */
     if (zero) memset((uint8_t *)segment + offset, 0, size);
   } else {
     size_t base_alignment = alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE;
@@ -73,11 +162,7 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
     memory_note_committed((ptrdiff_t)total);
     segment_map_set(segment, true);
   }
-  memset(segment, 0, sizeof(segment_t) + sizeof(page_t));
-  segment->size = total;
-  segment->page_shift = HUGE_PAGE_SHIFT;
-  segment->kind = SEGMENT_HUGE;
-  segment->page_count = 1;
+  huge_header(segment, total);
   segment->used_pages = 1;
   segment->huge_block = size;
   page_t *page = &segment->pages[0];
@@ -109,8 +194,13 @@ void huge_free(segment_t *segment, const void *p) {
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
                    segment->pages[0].area == (uint8_t *)segment + huge_offset(0) &&
                    option_get(OPTION_PURGE_DELAY) != 0;
-  segment_t *evicted = cacheable ? span_cache_push(&cache, segment, platform_clock_ms()) : segment;
-  if (evicted != NULL) huge_unmap(evicted);
+  segment_t *evicted =
+      cacheable ? span_cache_push(&cache, segment, platform_clock_ms(), cache_budget()) : segment;
+  while (evicted != NULL) {
+    segment_t *next = cacheable ? evicted->next : NULL;
+    huge_unmap(evicted);
+    evicted = next;
+  }
 }
 
 size_t huge_usable_size(const segment_t *segment, const void *p) {

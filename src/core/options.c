@@ -45,6 +45,9 @@ static const option_desc option_table[OPTION_COUNT] = {
     [OPTION_CHECK] = {"CHECK", KIND_SWITCH, 0,
                       "checked mode: report double, invalid and interior frees and overruns "
                       "with stack traces, then exit with status 86"},
+    [OPTION_BACKGROUND] = {"BACKGROUND", KIND_SWITCH, 1,
+                           "a background thread gives free memory back while the program does "
+                           "not call the allocator"},
     [OPTION_VERBOSE] = {"VERBOSE", KIND_SWITCH, 0, "print every setting at start-up"},
 };
 

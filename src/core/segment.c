@@ -112,13 +112,13 @@ static void segment_purge_all(segment_t *segment) {
 }
 
 /* A cached segment of the same kind keeps its layout; any other will do. */
-static int cache_match(segment_t *segment, size_t kind) {
-  return segment->kind == kind ? 2 : 1;
+static long cache_fit(segment_t *segment, size_t kind) {
+  return segment->kind == kind ? 0 : 1;
 }
 
 /* A segment for heap: from the cache, else (when may_map) newly mapped. */
 static segment_t *segment_alloc(heap_t *heap, segment_kind kind, bool may_map) {
-  segment_t *segment = span_cache_take(&cache, cache_match, kind);
+  segment_t *segment = span_cache_take(&cache, cache_fit, kind);
   if (segment == NULL && !may_map) return NULL;
   event_note(EVENT_SEGMENT);
   if (segment != NULL) {
@@ -152,10 +152,11 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   segment->owner = NULL;
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay == 0) segment_purge_all(segment);
-  if (span_cache_push(&cache, segment, platform_clock_ms()) != NULL) segment_unmap(segment);
+  if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
+    segment_unmap(segment);
 }
 
-page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map) {
+static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) {
   segment_t *segment = heap->segments[kind].first;
   if (segment == NULL) {
     segment = segment_alloc(heap, kind, may_map);
@@ -190,7 +191,17 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map) {
   return chosen;
 }
 
+page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map) {
+  lock_acquire(&heap->segments_lock);
+  page_t *page = page_alloc_locked(heap, kind, may_map);
+  lock_release(&heap->segments_lock);
+  return page;
+}
+
+static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
+
 void segment_page_free(heap_t *heap, page_t *page) {
+  lock_acquire(&heap->segments_lock);
   segment_t *segment = segment_of(page);
   brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
@@ -198,14 +209,28 @@ void segment_page_free(heap_t *heap, page_t *page) {
   segment->dirty_pages++;
   heap->dirty_pages++;
   if (!segment->listed) list_push(&heap->segments[segment->kind], segment);
-  if (--segment->used_pages == 0) {
+  if (--segment->used_pages == 0)
     segment_release(heap, segment);
-    return;
-  }
-  if (option_get(OPTION_PURGE_DELAY) == 0) segment_purge_expired(heap, page->retired_ms, true);
+  else if (option_get(OPTION_PURGE_DELAY) == 0)
+    purge_expired_locked(heap, page->retired_ms, true);
+  lock_release(&heap->segments_lock);
 }
 
 void segment_purge_expired(heap_t *heap, uint64_t now, bool force) {
+  lock_acquire(&heap->segments_lock);
+  purge_expired_locked(heap, now, force);
+  lock_release(&heap->segments_lock);
+}
+
+bool segment_purge_idle(heap_t *heap, uint64_t now) {
+  if (!platform_lock_try(&heap->segments_lock)) return false; /* its thread is at it */
+  bool dirty = heap->dirty_pages != 0;
+  if (dirty) purge_expired_locked(heap, now, false);
+  lock_release(&heap->segments_lock);
+  return dirty;
+}
+
+static void purge_expired_locked(heap_t *heap, uint64_t now, bool force) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (heap->dirty_pages == 0 || (delay < 0 && !force)) return;
   for (int kind = 0; kind < SEGMENT_KIND_COUNT; kind++) {

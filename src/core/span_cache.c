@@ -11,45 +11,59 @@
  * the child's list, never a broken link. */
 #include "core.h"
 
-segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now) {
+/* Unlinks the oldest segment (the list's tail). */
+static segment_t *take_oldest(span_cache *cache) {
+  segment_t **link = &cache->first;
+  while ((*link)->next != NULL)
+    link = &(*link)->next;
+  segment_t *oldest = *link;
+  store_publish(link, NULL);
+  cache->count--;
+  cache->bytes -= oldest->size;
+  return oldest;
+}
+
+segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now,
+                           size_t byte_budget) {
   segment->freed_ms = now;
   segment_t *evicted = NULL;
   lock_acquire(&cache->lock);
-  if (cache->count >= cache->capacity) {
-    if (!cache->evict_oldest) {
-      lock_release(&cache->lock);
-      return segment;
-    }
-    segment_t **link = &cache->first; /* the oldest is the list's tail */
-    while ((*link)->next != NULL)
-      link = &(*link)->next;
-    evicted = *link;
-    store_publish(link, NULL);
-    cache->count--;
+  bool full = cache->count >= cache->capacity || segment->size > byte_budget;
+  if (full && !cache->evict_oldest) {
+    lock_release(&cache->lock);
+    segment->next = NULL;
+    return segment;
   }
   segment->next = cache->first;
   store_publish(&cache->first, segment);
   cache->count++;
+  cache->bytes += segment->size;
+  while (cache->count > cache->capacity || cache->bytes > byte_budget) {
+    segment_t *oldest = take_oldest(cache);
+    oldest->next = evicted;
+    evicted = oldest;
+  }
   lock_release(&cache->lock);
   return evicted;
 }
 
-segment_t *span_cache_take(span_cache *cache, int (*match)(segment_t *, size_t), size_t arg) {
+segment_t *span_cache_take(span_cache *cache, long (*fit)(segment_t *, size_t), size_t arg) {
   lock_acquire(&cache->lock);
   segment_t **chosen = NULL;
+  long best = -1;
   for (segment_t **link = &cache->first; *link != NULL; link = &(*link)->next) {
-    int fit = match(*link, arg);
-    if (fit == 2) {
-      chosen = link;
-      break;
-    }
-    if (fit == 1 && chosen == NULL) chosen = link;
+    long score = fit(*link, arg);
+    if (score < 0 || (chosen != NULL && score >= best)) continue;
+    chosen = link;
+    best = score;
+    if (score == 0) break;
   }
   segment_t *segment = NULL;
   if (chosen != NULL) {
     segment = *chosen;
     store_publish(chosen, segment->next);
     cache->count--;
+    cache->bytes -= segment->size;
   }
   lock_release(&cache->lock);
   return segment;
@@ -71,6 +85,7 @@ segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool 
     }
     store_publish(link, s->next);
     cache->count--;
+    cache->bytes -= s->size;
     s->next = removed;
     removed = s;
   }

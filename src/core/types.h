@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../platform/platform.h"
+
 /* ---- build variants: each defined once, with its meaning -----------------
  * BRISK_DEBUG            internal assertions (brisk_assert) and the page and
  *                        queue invariants re-verified after every queue move;
@@ -207,9 +209,13 @@ typedef enum heap_state { HEAP_IN_USE, HEAP_ABANDONED, HEAP_CLAIMED } heap_state
  * 8-byte size step up to DIRECT_MAX, the page to allocate from. */
 typedef struct heap_s {
   page_t *direct[DIRECT_SLOTS];
-  page_queue_t queues[CLASS_COUNT];            /* pages with (maybe) free blocks */
-  page_queue_t full;                           /* pages with none, XFREE_NOTIFY set */
-  _Atomic(block_t *) xdelayed;                 /* remote frees into full pages */
+  page_queue_t queues[CLASS_COUNT]; /* pages with (maybe) free blocks */
+  page_queue_t full;                /* pages with none, XFREE_NOTIFY set */
+  _Atomic(block_t *) xdelayed;      /* remote frees into full pages */
+  /* The heap's segments and their free pages: the owner changes them on
+   * its slow paths, the background purger purges their pages; both under
+   * segments_lock (never taken on a fast path). */
+  platform_lock_t segments_lock;
   segment_list_t segments[SEGMENT_KIND_COUNT]; /* segments with a free page */
   size_t dirty_pages;                          /* free, unpurged, in this heap */
   uint64_t slow_calls;

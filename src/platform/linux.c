@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +139,37 @@ bool platform_thread_exit_init(void (*callback)(void *value)) {
 
 void platform_thread_exit_arm(void *value) {
   pthread_setspecific(thread_exit_key, value);
+}
+
+static void *thread_body(void *body) {
+  ((void (*)(void))body)();
+  return NULL;
+}
+
+bool platform_thread_start(void (*body)(void), const char *name) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return false;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  /* Signals meant for the program never land on this thread. */
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_t thread;
+  bool started = pthread_create(&thread, &attr, thread_body, (void *)body) == 0;
+  pthread_sigmask(SIG_SETMASK, &previous, NULL);
+  pthread_attr_destroy(&attr);
+  if (!started) return false;
+  struct sched_param lowest = {.sched_priority = 0};
+  pthread_setschedparam(thread, SCHED_IDLE, &lowest);
+  pthread_setname_np(thread, name);
+  return true;
+}
+
+void platform_sleep_ms(unsigned ms) {
+  struct timespec pause = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+  while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  }
 }
 
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {

@@ -40,9 +40,11 @@ void *platform_reserve_aligned(size_t size, size_t alignment, size_t offset);
 bool platform_commit(void *p, size_t size);
 /* Purges [p, p + size) of a reservation (see the states above). */
 void platform_purge(void *p, size_t size);
-/* Releases a whole reservation, or its tail [p, p + size) when the OS can
- * give back part of one; returns false when it cannot (the caller purges). */
+/* Releases a whole reservation, or any part [p, p + size) of one when
+ * PLATFORM_PARTIAL_RELEASE; returns false when it cannot (the caller keeps
+ * or purges the range). */
 bool platform_release(void *p, size_t size);
+#define PLATFORM_PARTIAL_RELEASE 1 /* Linux: munmap takes any page range */
 /* Grows the reservation [p, p + size) to new_size without moving it, the
  * new part committed; false when the address space after it is taken. */
 bool platform_extend(void *p, size_t size, size_t new_size);
@@ -61,6 +63,10 @@ uint64_t platform_clock_ms(void);
 /* callback(value) runs when a thread that armed a value exits; once per process. */
 bool platform_thread_exit_init(void (*callback)(void *value));
 void platform_thread_exit_arm(void *value);
+/* Starts body on a thread of its own that the program never sees: detached,
+ * at the lowest priority, with every signal blocked. false when it cannot. */
+bool platform_thread_start(void (*body)(void), const char *name);
+void platform_sleep_ms(unsigned ms);
 /* prepare runs in the forking thread before fork; parent and child after it. */
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 
