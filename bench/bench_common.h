@@ -81,11 +81,30 @@ void *bench_realloc(void *block, size_t size);
 _Noreturn void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints the RESULT line: ok, ops, secs (the workload's own timed section),
- * ops_s, then `extra` (already formatted "key=value ..." or NULL). Returns the
- * exit status for main. */
+ * ops_s, then `extra` (already formatted "key=value ..." or NULL), then
+ * end_rss_mb, the resident set at this point: memory an allocator still holds
+ * after the work is done is part of what it costs. Returns the exit status
+ * for main. */
 int bench_finish(int ok, uint64_t ops, double secs, const char *extra);
 
-/* Current resident set size of this process in bytes (from /proc). */
+/* Current resident set size of this process in bytes: VmRSS from
+ * /proc/self/status, the figure `ps` and `top` show. 0 if unreadable. */
 size_t bench_rss_bytes(void);
+
+/* Bytes as MiB, the unit every RSS figure is reported in. */
+static inline double bench_mib(size_t bytes) {
+  return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* Writes one byte in every 4 KiB of the block, as a program that fills its
+ * blocks would touch every page, so resident memory counts every page the
+ * allocator handed out; far cheaper than filling the block. */
+static inline void bench_touch_pages(void *block, size_t size, unsigned char value) {
+  for (size_t off = 0; off < size; off += 4096)
+    ((volatile unsigned char *)block)[off] = value;
+}
+
+/* Sleeps for `ms` milliseconds (resumes after signals). */
+void bench_sleep_ms(long ms);
 
 #endif
