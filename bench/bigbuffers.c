@@ -80,13 +80,13 @@ int main(int argc, char **argv) {
   long n_buffers = 20, replacements = 0, min_mb = 5, max_mb = 25;
   const bench_opt opts[] = {
       {"buffers", BENCH_OPT_LONG, &n_buffers, "buffers kept alive (20)"},
-      {"replace", BENCH_OPT_LONG, &replacements, "replacements in all (default 2000, quick 200)"},
+      {"replace", BENCH_OPT_LONG, &replacements, "replacements in all (default 2000, quick 100)"},
       {"min-mb", BENCH_OPT_LONG, &min_mb, "smallest buffer, MiB (5)"},
       {"max-mb", BENCH_OPT_LONG, &max_mb, "largest buffer, MiB (25)"},
   };
   bench_parse_args(argc, argv, "big zero-filled buffers replaced at random", &common, opts,
                    sizeof opts / sizeof opts[0]);
-  if (replacements == 0) replacements = common.quick ? 200 : 2000;
+  if (replacements == 0) replacements = common.quick ? 100 : 2000;
   long threads = common.threads;
   if (n_buffers < threads || min_mb < 1 || max_mb < min_mb) {
     fprintf(stderr, "bigbuffers: need --threads <= --buffers and 1 <= --min-mb <= --max-mb\n");
