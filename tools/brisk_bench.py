@@ -43,7 +43,11 @@ workloads. Each cell is the median of --reps interleaved runs with its spread
 when the winner's spread lies wholly below every other allocator's, and
 calls it a tie otherwise. Writes results.json (machine, load, allocator
 versions and sha256), results.csv, table.md and bench.png to a new folder
-bench-results/<date>T<time>/ and points bench-results/latest at it."""
+bench-results/<date>T<time>/ and points bench-results/latest at it.
+
+--callgrind instead runs every C workload once at 1 thread (quick sizes)
+under valgrind --tool=callgrind for each allocator and writes callgrind.md:
+instructions inside the allocator per allocation call (see BENCHMARKS.md)."""
 
 
 def log(message):
@@ -83,6 +87,8 @@ def _parser():
     add("--check-verified", metavar="A1,A2",
         help="exit non-zero unless every workload gave a verified result under each of these "
              "allocators (CI: glibc,brisk)")
+    add("--callgrind", action="store_true",
+        help="count instructions per allocation call under callgrind instead of timing")
     add("--no-build", action="store_true", help="use the binaries already built")
     add("--no-install", action="store_true",
         help="do not run scripts/install-deps.sh bench first")
@@ -244,8 +250,8 @@ def main(argv):
 
 
 def prepare(args):
-    """Prerequisites, build and allocators. Returns (bench_dir, brisk_lib,
-    allocators, skipped)."""
+    """Prerequisites, build and allocators: what both the timed run and
+    --callgrind need. Returns (bench_dir, brisk_lib, allocators, skipped)."""
     why_missing = "--no-install given" if args.no_install else bench_build.install_deps(log)
     bench_dir, brisk_lib = bench_build.build(args.no_build, log)
     allocators, skipped = find_allocators(args, brisk_lib, why_missing)
@@ -258,6 +264,8 @@ def bench(args):
     meter = bench_provenance.BusyMeter()
     machine = bench_provenance.machine()
     bench_dir, brisk_lib, allocators, skipped = prepare(args)
+    if args.callgrind:
+        return callgrind(args, bench_dir, allocators)
     for warning in bench_provenance.busy_warnings({"load_start": meter.load_start},
                                                   machine["cores"]):
         log(f"WARNING: the machine is busy: {warning}; timings will be noisy")
@@ -280,6 +288,17 @@ def bench(args):
     log(f"results: {out}/results.json, results.csv, table.md "
         f"({(time.monotonic() - started) / 60:.1f} min)")
     return check_verified(args.check_verified, allocators, skipped, cells, rows, columns_of)
+
+
+def callgrind(args, bench_dir, allocators):
+    """--callgrind: the C workloads at 1 thread, quick sizes, under callgrind."""
+    import bench_callgrind
+    workloads = [w for w in bench_workloads.WORKLOADS if not args.only or w.name in args.only]
+    lines_dir = ""
+    if any(w.uses_lines for w in workloads):
+        lines_dir = lines_data(bench_dir, LINES_QUICK)
+    return bench_callgrind.run(workloads, bench_dir, allocators, lines_dir,
+                               output_folder(args.out), log)
 
 
 def _command_line():
