@@ -71,6 +71,32 @@ static inline uint64_t bench_hash(uint64_t hash, const void *data, size_t len) {
 }
 #define BENCH_HASH_SEED 0xcbf29ce484222325ull
 
+/* A block that knows its size and carries a tag derived from its address
+ * in its first bytes and in its last byte, so a block overwritten by another,
+ * or overlapping another, is caught when it is checked before free. Blocks
+ * must be at least 8 bytes; an 8-byte block is all header. */
+typedef struct bench_block {
+  uint32_t size, tag;
+} bench_block;
+
+static inline uint32_t bench_block_tag_of(const bench_block *b) {
+  return (uint32_t)((uintptr_t)b * 2654435761u) ^ b->size;
+}
+
+/* Writes the tags into a freshly allocated block of `size` bytes. */
+static inline bench_block *bench_block_tag(void *memory, uint32_t size) {
+  bench_block *b = memory;
+  b->size = size;
+  b->tag = bench_block_tag_of(b);
+  if (size > sizeof *b) ((unsigned char *)b)[size - 1] = (unsigned char)b->tag;
+  return b;
+}
+
+static inline int bench_block_intact(const bench_block *b) {
+  return b->tag == bench_block_tag_of(b) &&
+         (b->size == sizeof *b || ((const unsigned char *)b)[b->size - 1] == (unsigned char)b->tag);
+}
+
 /* malloc/realloc that end the run as a failed verification on NULL: running
  * out of memory under one allocator is a result worth reporting, not a crash. */
 void *bench_malloc(size_t size);

@@ -21,23 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct block {
-  uint32_t size, tag;
-} block;
-
 typedef struct worker {
   BENCH_CACHE_ALIGNED long id, blocks, share;
-  block **kept, **outbox; /* this burst's blocks: freed here / by the next thread */
+  bench_block **kept, **outbox; /* this burst's blocks: freed here / by the next thread */
   long n_kept, n_out;
   struct worker *previous; /* whose outbox this thread frees */
   pthread_barrier_t *barrier;
   atomic_int *stop;
   unsigned long long allocated, freed, bad;
 } worker;
-
-static uint32_t tag_of(const block *b) {
-  return (uint32_t)((uintptr_t)b * 2654435761u) ^ b->size;
-}
 
 /* 90% 16-512 B, 9% up to 16 KiB, 1% up to 256 KiB: a request handler's
  * strings and nodes, its buffers, and the odd large payload. */
@@ -48,22 +40,17 @@ static uint32_t random_size(uint64_t *rng) {
   return (uint32_t)bench_rand_range(rng, (16 << 10) + 1, 256 << 10);
 }
 
-static block *new_block(uint64_t *rng) {
+static bench_block *new_block(uint64_t *rng) {
   uint32_t size = random_size(rng);
-  block *b = bench_malloc(size);
-  bench_touch_pages(b, size, 0);
-  b->size = size;
-  b->tag = tag_of(b);
-  /* The last byte too, so a block that overlaps another is caught. */
-  ((unsigned char *)b)[size - 1] = (unsigned char)b->tag;
-  return b;
+  void *memory = bench_malloc(size);
+  bench_touch_pages(memory, size, 0);
+  return bench_block_tag(memory, size);
 }
 
-static unsigned long long free_checked(block **blocks, long n) {
+static unsigned long long free_checked(bench_block **blocks, long n) {
   unsigned long long bad = 0;
   for (long i = 0; i < n; i++) {
-    const block *b = blocks[i];
-    bad += b->tag != tag_of(b) || ((const unsigned char *)b)[b->size - 1] != (unsigned char)b->tag;
+    bad += !bench_block_intact(blocks[i]);
     free(blocks[i]);
   }
   return bad;
@@ -72,7 +59,7 @@ static unsigned long long free_checked(block **blocks, long n) {
 static void allocate_burst(worker *w, uint64_t *rng) {
   w->n_kept = w->n_out = 0;
   for (long i = 0; i < w->blocks; i++) {
-    block *b = new_block(rng);
+    bench_block *b = new_block(rng);
     if (i % w->share == 0)
       w->outbox[w->n_out++] = b;
     else

@@ -18,35 +18,17 @@
 
 enum { SLOTS = 64, MIN_SIZE = 8, MAX_SIZE = 64 << 10 };
 
-typedef struct block {
-  uint32_t size, tag;
-} block;
-
 typedef struct worker {
   BENCH_CACHE_ALIGNED long index, ops, handoff;
-  block **handed; /* the blocks left live for main, `handoff` of them */
+  bench_block **handed; /* the blocks left live for main, `handoff` of them */
   unsigned long long done, bad;
 } worker;
 
-static uint32_t tag_of(const block *b) {
-  return (uint32_t)((uintptr_t)b * 2654435761u) ^ b->size;
-}
-
-static block *new_block(uint64_t *rng) {
+static bench_block *new_block(uint64_t *rng) {
   uint32_t size = (uint32_t)bench_rand_range(rng, MIN_SIZE, MAX_SIZE);
-  block *b = bench_malloc(size);
-  bench_touch_pages(b, size, 0);
-  b->size = size;
-  b->tag = tag_of(b);
-  /* The last byte too, so a block that overlaps another is caught (an
-   * 8-byte block is all header). */
-  if (size > sizeof *b) ((unsigned char *)b)[size - 1] = (unsigned char)b->tag;
-  return b;
-}
-
-static int intact(const block *b) {
-  return b->tag == tag_of(b) &&
-         (b->size == sizeof *b || ((const unsigned char *)b)[b->size - 1] == (unsigned char)b->tag);
+  void *memory = bench_malloc(size);
+  bench_touch_pages(memory, size, 0);
+  return bench_block_tag(memory, size);
 }
 
 /* One short-lived thread: `ops` random allocations and frees over a small
@@ -54,12 +36,12 @@ static int intact(const block *b) {
 static void *short_life(void *arg) {
   worker *w = arg;
   uint64_t rng = (uint64_t)w->index * 7919 + 1;
-  block *slots[SLOTS] = {0};
+  bench_block *slots[SLOTS] = {0};
   unsigned long long bad = 0;
   for (long op = 0; op < w->ops; op++) {
-    block **slot = &slots[bench_rand_range(&rng, 0, SLOTS - 1)];
+    bench_block **slot = &slots[bench_rand_range(&rng, 0, SLOTS - 1)];
     if (*slot) {
-      bad += !intact(*slot);
+      bad += !bench_block_intact(*slot);
       free(*slot);
       *slot = NULL;
     } else {
@@ -72,7 +54,7 @@ static void *short_life(void *arg) {
     if (handed < w->handoff) {
       w->handed[handed++] = slots[s];
     } else {
-      bad += !intact(slots[s]);
+      bad += !bench_block_intact(slots[s]);
       free(slots[s]);
     }
   }
@@ -101,7 +83,7 @@ int main(int argc, char **argv) {
   }
   long wave = common.threads;
   worker *workers = bench_calloc_workers(wave, sizeof *workers);
-  block **handed = bench_malloc(sizeof *handed * (size_t)(wave * handoff + 1));
+  bench_block **handed = bench_malloc(sizeof *handed * (size_t)(wave * handoff + 1));
   unsigned long long done = 0, bad = 0, freed_by_main = 0;
   size_t half_rss = 0;
   double start = bench_now();
@@ -114,7 +96,7 @@ int main(int argc, char **argv) {
       done += workers[t].done;
       bad += workers[t].bad;
       for (long k = 0; k < handoff; k++) {
-        bad += !intact(workers[t].handed[k]);
+        bad += !bench_block_intact(workers[t].handed[k]);
         free(workers[t].handed[k]);
         freed_by_main++;
       }
