@@ -106,7 +106,7 @@ def verdict_text(verdict, n_ranked):
     if verdict["winner"]:
         return verdict["winner"]
     if verdict["tied"]:
-        if len(verdict["tied"]) == n_ranked:
+        if len(verdict["tied"]) == n_ranked > 3:
             return f"tie: all {n_ranked}"
         return "tie: " + ", ".join(verdict["tied"])
     return "-"

@@ -84,6 +84,11 @@ def run_measured(launcher, argv, preload, timeout_s, extra_env=None):
         timer.start()
         try:
             proc.wait()
+        except BaseException:
+            # Interrupted (Ctrl-C): the workload runs in its own session, so
+            # it would outlive us unless killed here.
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         finally:
             timer.cancel()
         wall = time.monotonic() - start

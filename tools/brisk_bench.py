@@ -9,16 +9,15 @@ under bench-results/ and points bench-results/latest at it.
 """
 import argparse
 import datetime
-import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 
 import bench_allocators
 import bench_build
+import bench_output
 import bench_provenance
 import bench_report
 import bench_stats
@@ -26,7 +25,6 @@ import bench_workloads
 from bench_runner import OK, run_measured
 
 ROOT = bench_build.ROOT
-RESULTS_DIR = os.path.join(ROOT, "bench-results")
 ANCHORS_DIR = os.path.join(ROOT, ".cache", "anchors")
 
 # Line data: 4 files of lines of ~10 fields (the account read 4 files, 750 MB).
@@ -213,28 +211,6 @@ def estimate_seconds(rows, columns_of, args):
     return per_rep * args.reps
 
 
-# --- output folder -------------------------------------------------------------
-
-def output_folder(out):
-    """--out as given, else a new timestamped folder under bench-results/ with
-    bench-results/latest pointing at it; earlier runs are never overwritten."""
-    if out:
-        os.makedirs(out, exist_ok=True)
-        return out
-    stamp = datetime.datetime.now().strftime("%Y-%m-%dT%H%M")
-    folder, n = os.path.join(RESULTS_DIR, stamp), 1
-    while os.path.exists(folder):
-        n += 1
-        folder = os.path.join(RESULTS_DIR, f"{stamp}-{n}")
-    os.makedirs(folder)
-    latest = os.path.join(RESULTS_DIR, "latest")
-    if os.path.islink(latest) or not os.path.exists(latest):
-        temporary = f"{latest}.{os.getpid()}"
-        os.symlink(os.path.basename(folder), temporary)
-        os.replace(temporary, latest)  # atomic: latest always points somewhere whole
-    return folder
-
-
 # --- the run -----------------------------------------------------------------
 
 def main(argv):
@@ -270,21 +246,15 @@ def bench(args):
                                                   machine["cores"]):
         log(f"WARNING: the machine is busy: {warning}; timings will be noisy")
     rows, columns_of, lines_dir = plan(args, bench_dir, allocators, brisk_lib)
-    out = output_folder(args.out)
+    out = bench_output.output_folder(args.out)
     total_runs = sum(len(columns_of[r["workload"]]) for r in rows) * args.reps
     log(f"{len(rows)} rows x allocators x {args.reps} reps = {total_runs} runs, "
         f"threads {','.join(map(str, args.threads))}; "
         f"estimated {estimate_seconds(rows, columns_of, args) / 60:.1f} min; output {out}")
     runs = run_all(args, bench_dir, rows, columns_of, lines_dir, total_runs)
-    load = meter.finish()
-    versions = {a.name: bench_provenance.describe_allocator(a, ROOT) for a in allocators}
-    meta = dict(machine, **load, date=datetime.datetime.now().astimezone().isoformat(
-        timespec="seconds"), command=_command_line(), reps=args.reps, quick=args.quick,
-        threads=args.threads, allocators=versions, skipped=skipped,
-        spread_rule=bench_stats.__doc__.strip(), busy=bench_provenance.busy_warnings(
-            load, machine["cores"]), duration_s=round(time.monotonic() - started, 1))
+    meta = _conditions(args, machine, meter.finish(), allocators, skipped, started)
     cells, verdicts = bench_report.summarise(runs, rows, columns_of)
-    write_outputs(out, meta, runs, cells, verdicts, rows, columns_of)
+    bench_output.write_all(out, meta, runs, cells, verdicts, rows, columns_of, log)
     log(f"results: {out}/results.json, results.csv, table.md "
         f"({(time.monotonic() - started) / 60:.1f} min)")
     return check_verified(args.check_verified, allocators, skipped, cells, rows, columns_of)
@@ -298,7 +268,20 @@ def callgrind(args, bench_dir, allocators):
     if any(w.uses_lines for w in workloads):
         lines_dir = lines_data(bench_dir, LINES_QUICK)
     return bench_callgrind.run(workloads, bench_dir, allocators, lines_dir,
-                               output_folder(args.out), log)
+                               bench_output.output_folder(args.out), log)
+
+
+def _conditions(args, machine, load, allocators, skipped, started):
+    """results.json's "meta": what the figures depend on besides the code."""
+    return dict(machine, **load,
+                date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                command=_command_line(), reps=args.reps, quick=args.quick,
+                threads=args.threads, skipped=skipped,
+                allocators={a.name: bench_provenance.describe_allocator(a, ROOT)
+                            for a in allocators},
+                spread_rule=bench_stats.__doc__.strip(),
+                busy=bench_provenance.busy_warnings(load, machine["cores"]),
+                duration_s=round(time.monotonic() - started, 1))
 
 
 def _command_line():
@@ -341,81 +324,6 @@ def _progress(done, total, rep, w, row, variant, result):
     print(f"[{done:4}/{total}] rep {rep + 1} {w.name:<20} T={row['threads']:<3} "
           f"{variant.name:<14} {result.wall_s:8.3f} s {result.peak_rss_mb:9.1f} MB "
           f"{rate_text} {status}", flush=True)
-
-
-def _header(meta):
-    """The lines above the tables: warnings first, then what ran where."""
-    lines = []
-    if meta["busy"]:
-        lines += ["**WARNING: the machine was busy during this run** -- "
-                  + "; ".join(meta["busy"]) + ". Timings are noisy; rerun on a quiet machine "
-                  "before drawing conclusions.", ""]
-    load = meta["load_start"], meta["load_end"]
-    lines += [f"Machine: {meta['cpu']}, {meta['cores']} cores, Linux {meta['kernel']}"
-              f" ({meta['os']}). Date: {meta['date']}.",
-              f"Load average (1/5/15 min): {' '.join(map(str, load[0]))} at start, "
-              f"{' '.join(map(str, load[1]))} at end; other processes used "
-              f"{meta['others_cpu_share']:.0%} of the CPU during the run.",
-              f"Command: `{meta['command']}` ({meta['reps']} interleaved reps per cell).",
-              "Each cell: median (spread: min-max below 5 reps, interquartile range from 5). "
-              "The winner column names an allocator only when its spread lies wholly below "
-              "every other's; otherwise the row is a tie between the allocators whose "
-              "spreads overlap the best one's. `pool` (churn's fixed-size free list, the "
-              "physical limit) is shown but never ranked. bursts' time is the time spent "
-              "in bursts, the idle pauses left out.", ""]
-    lines.append("Allocators: " + "; ".join(f"{name} = {info['version']}"
-                                            for name, info in meta["allocators"].items()))
-    if meta["skipped"]:
-        lines.append("Skipped: " + "; ".join(f"{k} ({v})" for k, v in meta["skipped"].items()))
-    return lines + [""]
-
-
-def write_outputs(out, meta, runs, cells, verdicts, rows, columns_of):
-    header = _header(meta)
-    problems = bench_report.failures(cells)
-    figures = bench_report.figures_lines(cells, rows)
-    markdown = bench_report.tables(cells, verdicts, rows, columns_of, markdown=True)
-    with open(os.path.join(out, "table.md"), "w") as f:
-        f.write("\n".join(header + markdown))
-        if problems:
-            f.write("\nFailures:\n\n" + "\n".join(f"- {p}" for p in problems) + "\n")
-        f.write("\nWorkload figures (medians):\n\n```\n" + "\n".join(figures) + "\n```\n")
-    json_path = os.path.join(out, "results.json")
-    bench_report.write_json(json_path, meta, runs, cells, verdicts)
-    bench_report.write_csv(os.path.join(out, "results.csv"), cells)
-    print()
-    print("\n".join(line.replace("**", "") for line in header))
-    print("\n".join(bench_report.tables(cells, verdicts, rows, columns_of, markdown=False)))
-    print("Workload figures (medians):")
-    print("\n".join(figures))
-    if problems:
-        print("\nFailures:\n  " + "\n  ".join(problems))
-    if meta["busy"]:
-        print("\nWARNING: the machine was busy: " + "; ".join(meta["busy"]))
-    print()
-    log(draw_chart(json_path, os.path.join(out, "bench.png")))
-
-
-def draw_chart(json_path, png_path):
-    """Draws the chart with matplotlib, from this Python or the system's.
-    Returns a message saying what happened."""
-    try:
-        import bench_chart
-        with open(json_path) as f:
-            bench_chart.draw(json.load(f), png_path)
-        return f"chart: {png_path}"
-    except ImportError:
-        pass
-    system_python = "/usr/bin/python3"
-    if os.path.exists(system_python) and os.path.realpath(system_python) != os.path.realpath(
-            sys.executable):
-        script = os.path.join(ROOT, "tools", "bench_chart.py")
-        result = subprocess.run([system_python, script, json_path, png_path],
-                                capture_output=True, text=True)
-        if result.returncode == 0:
-            return f"chart: {png_path}"
-    return ("chart skipped: matplotlib is not installed (scripts/install-deps.sh bench installs "
-            "python3-matplotlib as root)")
 
 
 def check_verified(required, allocators, skipped, cells, rows, columns_of):
