@@ -109,8 +109,8 @@ def _subtitle(meta):
     parts = [f"{meta.get('cpu', '')}, {meta.get('cores', '?')} cores",
              f"{meta.get('date', '')[:16].replace('T', ' ')}",
              f"median of {meta.get('reps', '?')} runs per cell", "T = threads"]
-    return (" | ".join(parts) + ". Green = best, red = 3x the best or worse. brisk's column "
-            "is outlined; bold = a clear winner (its lead is larger than the run-to-run spread).")
+    return (" | ".join(parts) + "\nGreen = best, red = 3x the best or worse. brisk's column is "
+            "outlined; bold = a clear winner (its lead exceeds the run-to-run spread).")
 
 
 PASCAL_NOTE = ("Free Pascal workloads. brisk = BriskMM (the brisk unit), fpcheap = FPC's own "
@@ -172,7 +172,7 @@ def draw(results, out_path):
     fig.text(0.01, layout.y(0.12), "brisk bench: each allocator's median / the best median "
              "on its row (1.00 = best; lower is better)", fontsize=12.5, fontweight="bold",
              va="top")
-    fig.text(0.01, layout.y(0.45), _subtitle(meta), fontsize=9, va="top", wrap=True)
+    fig.text(0.01, layout.y(0.45), _subtitle(meta), fontsize=9, va="top", linespacing=1.4)
     if meta.get("busy"):
         fig.text(0.01, layout.y(0.95), "Warning: the machine was busy during this run; "
                  "timings are noisy.", fontsize=9.5, color="#b00000", va="top",
