@@ -2,6 +2,7 @@
 #include "bench_common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -134,17 +135,33 @@ void bench_fail(const char *fmt, ...) {
 
 int bench_finish(int ok, uint64_t ops, double secs, const char *extra) {
   double rate = secs > 0 ? (double)ops / secs : 0.0;
-  printf("RESULT ok=%d ops=%llu secs=%.6f ops_s=%.0f%s%s\n", ok ? 1 : 0, (unsigned long long)ops,
-         secs, rate, extra && *extra ? " " : "", extra ? extra : "");
+  /* Read before printf: stdout's buffer is allocated by the first printf. */
+  double end_rss_mb = bench_mib(bench_rss_bytes());
+  printf("RESULT ok=%d ops=%llu secs=%.6f ops_s=%.0f%s%s end_rss_mb=%.1f\n", ok ? 1 : 0,
+         (unsigned long long)ops, secs, rate, extra && *extra ? " " : "", extra ? extra : "",
+         end_rss_mb);
   fflush(stdout);
   return ok ? 0 : 2;
 }
 
 size_t bench_rss_bytes(void) {
-  FILE *statm = fopen("/proc/self/statm", "r");
-  if (!statm) return 0;
-  unsigned long size_pages = 0, resident_pages = 0;
-  int got = fscanf(statm, "%lu %lu", &size_pages, &resident_pages);
-  fclose(statm);
-  return got == 2 ? (size_t)resident_pages * (size_t)sysconf(_SC_PAGESIZE) : 0;
+  /* Read with open/read, not stdio: a FILE would allocate through the very
+   * allocator being measured, in the middle of a measurement. */
+  int fd = open("/proc/self/status", O_RDONLY);
+  if (fd < 0) return 0;
+  char text[4096];
+  ssize_t got = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (got <= 0) return 0;
+  text[got] = '\0';
+  const char *line = strstr(text, "\nVmRSS:");
+  if (!line) return 0;
+  unsigned long kib = strtoul(line + strlen("\nVmRSS:"), NULL, 10);
+  return (size_t)kib * 1024;
+}
+
+void bench_sleep_ms(long ms) {
+  struct timespec left = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
 }

@@ -71,6 +71,32 @@ static inline uint64_t bench_hash(uint64_t hash, const void *data, size_t len) {
 }
 #define BENCH_HASH_SEED 0xcbf29ce484222325ull
 
+/* A block that knows its size and carries a tag derived from its address
+ * in its first bytes and in its last byte, so a block overwritten by another,
+ * or overlapping another, is caught when it is checked before free. Blocks
+ * must be at least 8 bytes; an 8-byte block is all header. */
+typedef struct bench_block {
+  uint32_t size, tag;
+} bench_block;
+
+static inline uint32_t bench_block_tag_of(const bench_block *b) {
+  return (uint32_t)((uintptr_t)b * 2654435761u) ^ b->size;
+}
+
+/* Writes the tags into a freshly allocated block of `size` bytes. */
+static inline bench_block *bench_block_tag(void *memory, uint32_t size) {
+  bench_block *b = memory;
+  b->size = size;
+  b->tag = bench_block_tag_of(b);
+  if (size > sizeof *b) ((unsigned char *)b)[size - 1] = (unsigned char)b->tag;
+  return b;
+}
+
+static inline int bench_block_intact(const bench_block *b) {
+  return b->tag == bench_block_tag_of(b) &&
+         (b->size == sizeof *b || ((const unsigned char *)b)[b->size - 1] == (unsigned char)b->tag);
+}
+
 /* malloc/realloc that end the run as a failed verification on NULL: running
  * out of memory under one allocator is a result worth reporting, not a crash. */
 void *bench_malloc(size_t size);
@@ -81,11 +107,30 @@ void *bench_realloc(void *block, size_t size);
 _Noreturn void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints the RESULT line: ok, ops, secs (the workload's own timed section),
- * ops_s, then `extra` (already formatted "key=value ..." or NULL). Returns the
- * exit status for main. */
+ * ops_s, then `extra` (already formatted "key=value ..." or NULL), then
+ * end_rss_mb, the resident set at this point: memory an allocator still holds
+ * after the work is done is part of what it costs. Returns the exit status
+ * for main. */
 int bench_finish(int ok, uint64_t ops, double secs, const char *extra);
 
-/* Current resident set size of this process in bytes (from /proc). */
+/* Current resident set size of this process in bytes: VmRSS from
+ * /proc/self/status, the figure `ps` and `top` show. 0 if unreadable. */
 size_t bench_rss_bytes(void);
+
+/* Bytes as MiB, the unit every RSS figure is reported in. */
+static inline double bench_mib(size_t bytes) {
+  return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* Writes one byte in every 4 KiB of the block, as a program that fills its
+ * blocks would touch every page, so resident memory counts every page the
+ * allocator handed out; far cheaper than filling the block. */
+static inline void bench_touch_pages(void *block, size_t size, unsigned char value) {
+  for (size_t off = 0; off < size; off += 4096)
+    ((volatile unsigned char *)block)[off] = value;
+}
+
+/* Sleeps for `ms` milliseconds (resumes after signals). */
+void bench_sleep_ms(long ms);
 
 #endif

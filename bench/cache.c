@@ -1,4 +1,4 @@
-/* Seed 002: an in-process key/value cache -- a concurrent hash map with
+/* An in-process key/value cache -- a concurrent hash map with
  * string keys `b_<i>` and string or int64 values -- driven through set, get,
  * inc and remove phases, reporting ops/s per phase like the account's log.
  * The account's speed-up came from removing allocations; here they are kept

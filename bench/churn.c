@@ -1,9 +1,10 @@
-/* Seed 003: rounds of "allocate 10,000 blocks of 100 bytes, then free them
- * all" -- 1,000 rounds in the account (VC2008 malloc 3.854 s, FastMM 0.14 s, a
- * fixed-size pool 0.0806 s). The rounds are split across the threads, so the
- * total work is the same at every thread count. --pool replaces malloc with
- * a trivial per-thread fixed-size free list: the physical limit any general
- * allocator is measured against. */
+/* Rounds of "allocate 10,000 blocks of 100 bytes, then free them all", the
+ * test of a published complaint that malloc is a tortoise next to a
+ * fixed-size pool -- 1,000 rounds in the account (VC2008 malloc 3.854 s,
+ * FastMM 0.14 s, a fixed-size pool 0.0806 s). The rounds are split across
+ * the threads, so the total work is the same at every thread count. --pool
+ * replaces malloc with a trivial per-thread fixed-size free list: the
+ * physical limit any general allocator is measured against. */
 #include "bench_common.h"
 
 #include <stdio.h>

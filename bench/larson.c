@@ -11,12 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct block {
-  uint32_t size, tag;
-} block;
-
 typedef struct table {
-  block **slots;
+  bench_block **slots;
   long n_slots;
 } table;
 
@@ -28,23 +24,9 @@ typedef struct worker {
   unsigned long long replaced, bad;
 } worker;
 
-static uint32_t tag_of(uint32_t size, uint64_t salt) {
-  return (uint32_t)(salt * 2654435761u) ^ size;
-}
-
-static block *new_block(uint64_t *rng, size_t min_size, size_t max_size) {
+static bench_block *new_block(uint64_t *rng, size_t min_size, size_t max_size) {
   uint32_t size = (uint32_t)bench_rand_range(rng, min_size, max_size);
-  block *b = bench_malloc(size);
-  b->size = size;
-  b->tag = tag_of(size, (uint64_t)(uintptr_t)b);
-  /* The last byte too, so a block that overlaps another is caught. */
-  ((unsigned char *)b)[size - 1] = (unsigned char)b->tag;
-  return b;
-}
-
-static int block_intact(const block *b) {
-  return b->tag == tag_of(b->size, (uint64_t)(uintptr_t)b) &&
-         ((const unsigned char *)b)[b->size - 1] == (unsigned char)b->tag;
+  return bench_block_tag(bench_malloc(size), size);
 }
 
 static void *serve(void *arg) {
@@ -56,8 +38,8 @@ static void *serve(void *arg) {
     table *t = &w->tables[(w->id + round) % w->threads];
     for (long s = 0; s < w->steps; s++) {
       long slot = (long)bench_rand_range(&rng, 0, (size_t)t->n_slots - 1);
-      block *old = t->slots[slot];
-      bad += !block_intact(old);
+      bench_block *old = t->slots[slot];
+      bad += !bench_block_intact(old);
       free(old);
       t->slots[slot] = new_block(&rng, w->min_size, w->max_size);
       replaced++;
@@ -83,8 +65,8 @@ int main(int argc, char **argv) {
   bench_parse_args(argc, argv, "server-style churn with blocks freed by other threads", &common,
                    opts, sizeof opts / sizeof opts[0]);
   if (steps == 0) steps = common.quick ? 200000 : 600000;
-  if (slots < 1 || rounds < 1 || min_size < (long)sizeof(block) + 1 || max_size < min_size) {
-    fprintf(stderr, "larson: need slots, rounds >= 1 and %zu < min <= max\n", sizeof(block));
+  if (slots < 1 || rounds < 1 || min_size < (long)sizeof(bench_block) + 1 || max_size < min_size) {
+    fprintf(stderr, "larson: need slots, rounds >= 1 and %zu < min <= max\n", sizeof(bench_block));
     return 64;
   }
   long threads = common.threads;
@@ -92,7 +74,7 @@ int main(int argc, char **argv) {
   uint64_t rng = 1;
   for (long t = 0; t < threads; t++) {
     tables[t].n_slots = slots;
-    tables[t].slots = bench_malloc(sizeof(block *) * (size_t)slots);
+    tables[t].slots = bench_malloc(sizeof(bench_block *) * (size_t)slots);
     for (long s = 0; s < slots; s++)
       tables[t].slots[s] = new_block(&rng, (size_t)min_size, (size_t)max_size);
   }
@@ -120,7 +102,7 @@ int main(int argc, char **argv) {
   }
   for (long t = 0; t < threads; t++) {
     for (long s = 0; s < slots; s++) {
-      bad += !block_intact(tables[t].slots[s]);
+      bad += !bench_block_intact(tables[t].slots[s]);
       free(tables[t].slots[s]);
     }
     free(tables[t].slots);

@@ -1,9 +1,10 @@
-/* Seed 000: threads each read their own text file line by line and split
- * every line on Tab into separately allocated field strings kept in a
- * growable list, freed line by line -- the pattern of ReadLn/TStreamReader +
- * TStringList in the account. Every line becomes a string of its own, as a
- * String does in the original, so the allocator sees one block per line, one
- * per field and the list's growth. Totals are checked against expect.txt. */
+/* Line splitting that does not scale with threads: threads each read their
+ * own text file line by line and split every line on Tab into separately
+ * allocated field strings kept in a growable list, freed line by line -- the
+ * pattern of ReadLn/TStreamReader + TStringList in the account. Every line
+ * becomes a string of its own, as a String does in the original, so the
+ * allocator sees one block per line, one per field and the list's growth.
+ * Totals are checked against expect.txt. */
 #define _GNU_SOURCE
 #include "bench_common.h"
 

@@ -1,9 +1,10 @@
-/* Seed 004: a list of objects whose Execute allocates many small objects
- * into a list and then deletes them, run serially and then with T threads
- * (TParallel.For in the account). A share of each Execute's objects is freed
- * by another thread, as happens when work moves between threads. The account
- * got 3.9x on 12 cores (6.3x with FastMM's release stacks); RESULT reports
- * this program's speed-up as speedup=serial/parallel. */
+/* Parallel loops whose frees contend: a list of objects whose Execute
+ * allocates many small objects into a list and then deletes them, run
+ * serially and then with T threads (TParallel.For in the account). A share
+ * of each Execute's objects is freed by another thread, as happens when work
+ * moves between threads. The account got 3.9x on 12 cores (6.3x with
+ * FastMM's release stacks); RESULT reports this program's speed-up as
+ * speedup=serial/parallel. */
 #define _GNU_SOURCE
 #include "bench_common.h"
 

@@ -1,9 +1,10 @@
-/* Seed 001: threads each run two nested loops that copy strings of varying
- * length back and forth -- allocate the new string, copy, free the old one --
- * as `s := Copy(t, ...)` does with Delphi strings. In the account a shared,
- * locked pool made two threads take twice as long as one; per-thread pools
- * scaled. The total work is split across the threads, so perfect scaling
- * shows up as the time falling with the thread count. */
+/* String copying that does not scale: threads each run two nested loops that
+ * copy strings of varying length back and forth -- allocate the new string,
+ * copy, free the old one -- as `s := Copy(t, ...)` does with Delphi strings.
+ * In the account a shared, locked pool made two threads take twice as long
+ * as one; per-thread pools scaled. The total work is split across the
+ * threads, so perfect scaling shows up as the time falling with the thread
+ * count. */
 #include "bench_common.h"
 
 #include <stdio.h>

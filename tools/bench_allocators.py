@@ -1,17 +1,23 @@
-"""Finding, installing and checking the allocators `brisk bench` compares.
+"""Finding and checking the allocators `brisk bench` compares.
 
-Every allocator except glibc is a shared library preloaded with LD_PRELOAD.
+Every allocator except glibc is a shared library preloaded with LD_PRELOAD:
+brisk from the build folder, the Debian peers where their packages are
+installed, the libraries scripts/build-anchors.sh built into .cache/anchors/
+(one NAME.so each, picked up automatically), and any --alloc NAME=path.so.
 A library is only used after a trivial preloaded program runs cleanly with
-it, so a broken install is reported once instead of failing every run.
+it, so a broken one is reported once instead of failing every run.
+Installing packages is scripts/install-deps.sh's job, not this module's.
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 
 GLIBC = "glibc"
 BRISK = "brisk"
+NAME_PATTERN = r"[A-Za-z0-9_.+-]+"
 
 
 @dataclass
@@ -36,6 +42,7 @@ LIBRARY_DIRS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib6
 class Allocator:
     name: str
     preload: str  # "" for glibc: the system malloc needs no preload
+    source: str  # "system", "build", "debian", "anchor" or "--alloc"
 
 
 def _ldconfig_paths():
@@ -68,26 +75,14 @@ def find_library(sonames):
     return None
 
 
-def install_missing(missing, log):
-    """apt-get installs the packages of missing peers when we can.
-    Returns a message about what happened, or None if nothing was tried."""
-    if not missing:
-        return None
-    packages = [p.package for p in missing]
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        why = "not root" if os.geteuid() != 0 else "no apt-get"
-        return f"cannot install {' '.join(packages)} ({why})"
-    log(f"installing {' '.join(packages)} with apt-get ...")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    command = ["apt-get", "install", "-y", "--no-install-recommends", *packages]
-    for attempt in range(2):
-        result = subprocess.run(command, capture_output=True, text=True, env=env)
-        if result.returncode == 0:
-            return f"installed {' '.join(packages)}"
-        if attempt == 0:  # stale package lists are the usual cause
-            subprocess.run(["apt-get", "update"], capture_output=True, env=env)
-    tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["?"]
-    return f"apt-get install failed: {tail[0]}"
+def anchors_in(folder):
+    """{name: path} for every NAME.so in the anchors folder."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*.so"))):
+        name = os.path.basename(path)[:-len(".so")]
+        if re.fullmatch(NAME_PATTERN, name):
+            found[name] = os.path.abspath(path)
+    return found
 
 
 def check_preload(path):
@@ -107,31 +102,35 @@ def check_preload(path):
     return None
 
 
-def discover(brisk_path, extra, wanted, install, log):
-    """Returns (allocators in table order, {name: reason skipped})."""
+def _candidates(brisk_path, extra, anchors, why_missing):
+    """Every allocator that could run, in table order, and why others cannot."""
     skipped = {}
-    allocators = [Allocator(GLIBC, "")]
+    found = [Allocator(GLIBC, "", "system")]
     if brisk_path and os.path.exists(brisk_path):
-        allocators.append(Allocator(BRISK, brisk_path))
+        found.append(Allocator(BRISK, brisk_path, "build"))
     else:
-        skipped[BRISK] = "build/libbrisk.so not built yet (the allocator core is missing or failed to build)"
-    found = {p.name: find_library(p.sonames) for p in PEERS}
-    missing = [p for p in PEERS if not found[p.name] and (not wanted or p.name in wanted)
-               and p.name not in extra]
-    if missing and install:
-        note = install_missing(missing, log)
-        if note:
-            log(note)
-        found.update({p.name: find_library(p.sonames) for p in missing})
+        skipped[BRISK] = ("build/libbrisk.so not built yet (the allocator core is missing or "
+                          "failed to build)")
     for peer in PEERS:
-        if found[peer.name]:
-            allocators.append(Allocator(peer.name, found[peer.name]))
-        elif peer.name not in extra:
-            skipped[peer.name] = f"not installed (Debian package {peer.package})"
-    for name, path in extra.items():
-        allocators = [a for a in allocators if a.name != name]
+        path = find_library(peer.sonames)
+        if path:
+            found.append(Allocator(peer.name, path, "debian"))
+        else:
+            skipped[peer.name] = f"not installed (Debian package {peer.package}; {why_missing})"
+    for name, path in anchors.items():
+        found.append(Allocator(name, path, "anchor"))
+    for name, path in extra.items():  # --alloc wins over a library of the same name
+        found = [a for a in found if a.name != name]
         skipped.pop(name, None)
-        allocators.append(Allocator(name, os.path.abspath(path)))
+        found.append(Allocator(name, os.path.abspath(path), "--alloc"))
+    return found, skipped
+
+
+def discover(brisk_path, extra, wanted, anchors_dir, why_missing):
+    """Returns (allocators in table order, {name: reason skipped}).
+    why_missing says why a missing Debian peer was not installed."""
+    anchors = anchors_in(anchors_dir) if anchors_dir and os.path.isdir(anchors_dir) else {}
+    allocators, skipped = _candidates(brisk_path, extra, anchors, why_missing)
     if wanted:
         allocators = [a for a in allocators if a.name in wanted]
         skipped = {k: v for k, v in skipped.items() if k in wanted}

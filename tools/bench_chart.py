@@ -1,5 +1,9 @@
-"""Draws bench.png from results.json: for every workload, bars of median
-wall time and of peak RSS per thread count, one colour per allocator.
+"""Draws bench.png from results.json: one summary panel of two heat maps,
+time and peak RSS, each cell the allocator's median divided by the best
+allocator's median on that row (1.00 = best), the value printed in the cell
+and brisk's column outlined. Rows are workloads at each thread count; the
+Free Pascal workloads, whose columns are memory managers, get a second pair
+of maps below. Sized to stay readable at the ~900 px GitHub shows.
 
 Runs inside `brisk bench`, or standalone with whichever Python has
 matplotlib: `python3 tools/bench_chart.py RESULTS.json OUT.png`.
@@ -7,56 +11,187 @@ matplotlib: `python3 tools/bench_chart.py RESULTS.json OUT.png`.
 import json
 import sys
 
+BRISK = "brisk"
+WIDTH_IN, DPI = 10.0, 100  # 1000 px: GitHub shows it at ~900 px, barely scaled
+ROW_IN = 0.24
+WORST = 3.0  # ratios at or above this share the darkest colour
+METRICS = (("time_s", "Time"), ("peak_rss_mb", "Peak memory (RSS)"))
+
+
+def _sections(summary):
+    """[(rows, columns)]: C workloads, then Pascal; references left out."""
+    sections = {}
+    for cell in summary:
+        if cell.get("reference"):
+            continue
+        pascal = cell["workload"].startswith("pascal-")
+        rows, columns = sections.setdefault(pascal, ({}, {}))
+        rows[(cell["workload"], cell["threads"])] = None
+        columns[cell["allocator"]] = None
+    out = []
+    for pascal in sorted(sections):
+        rows, columns = sections[pascal]
+        names = list(columns)
+        # brisk first: the column a reader looks for.
+        names.sort(key=lambda name: name != BRISK)
+        out.append((list(rows), names, pascal))
+    return out
+
+
+def _ratio_text(ratio):
+    if ratio < 1.995:
+        return f"{ratio:.2f}"
+    return f"{ratio:.1f}" if ratio < 9.95 else f"{ratio:.0f}"
+
+
+def _heat_map(ax, rows, columns, cells, metric, verdicts, show_rows, norm, cmap):
+    import numpy as np
+    data = np.full((len(rows), len(columns)), np.nan)
+    for i, key in enumerate(rows):
+        for j, name in enumerate(columns):
+            cell = cells.get((*key, name))
+            if cell and cell["status"] == "ok" and cell.get(f"{metric}_ratio"):
+                data[i, j] = cell[f"{metric}_ratio"]
+    ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=norm, aspect="auto",
+              interpolation="nearest")
+    ax.set_facecolor("#f2f2f2")
+    for i, key in enumerate(rows):
+        winner = verdicts.get(key, {}).get(metric, {}).get("winner")
+        for j, name in enumerate(columns):
+            cell = cells.get((*key, name))
+            if cell is None:
+                text, colour, weight = "", "black", "normal"
+            elif cell["status"] != "ok":
+                text, colour, weight = cell["status"][:5], "#b00000", "bold"
+            else:
+                ratio = data[i, j]
+                text = _ratio_text(ratio)
+                colour = "white" if ratio >= 2.2 else "black"
+                weight = "bold" if name == winner else "normal"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8.5, color=colour,
+                    fontweight=weight)
+    ax.set_xticks(range(len(columns)))
+    # Vertical: slanted labels would run into the next map or off the page.
+    ax.set_xticklabels(columns, rotation=90, ha="center", va="bottom", fontsize=9.5)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    for label in ax.get_xticklabels():
+        if label.get_text() == BRISK:
+            label.set_fontweight("bold")
+    _row_labels(ax, rows, show_rows)
+    # White gaps between workloads, so thread counts read as one group.
+    for i in range(1, len(rows)):
+        if rows[i][0] != rows[i - 1][0]:
+            ax.axhline(i - 0.5, color="white", linewidth=3)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if BRISK in columns:
+        import matplotlib.patches as patches
+        j = columns.index(BRISK)
+        ax.add_patch(patches.Rectangle((j - 0.5, -0.5), 1, len(rows), fill=False,
+                                       edgecolor="#1f3a93", linewidth=2.5, clip_on=False))
+
+
+def _row_labels(ax, rows, show):
+    ax.set_yticks(range(len(rows)))
+    if not show:
+        ax.set_yticklabels([])
+        return
+    labels = []
+    for i, (workload, threads) in enumerate(rows):
+        first = i == 0 or rows[i - 1][0] != workload
+        name = workload.replace("pascal-", "") if first else ""
+        labels.append(f"{name}  T={threads}" if name else f"T={threads}")
+    ax.set_yticklabels(labels, fontsize=9)
+
+
+def _subtitle(meta):
+    parts = [f"{meta.get('cpu', '')}, {meta.get('cores', '?')} cores",
+             f"{meta.get('date', '')[:16].replace('T', ' ')}",
+             f"median of {meta.get('reps', '?')} runs per cell", "T = threads"]
+    return (" | ".join(parts) + "\nGreen = best, red = 3x the best or worse. brisk's column is "
+            "outlined; bold = a clear winner (its lead exceeds the run-to-run spread).")
+
+
+PASCAL_NOTE = ("Free Pascal workloads. brisk = BriskMM (the brisk unit), fpcheap = FPC's own "
+               "heap,\ncmem = FPC's cmem unit over glibc's malloc, cmem+X = cmem over allocator "
+               "X (preloaded).")
+
+
+class _Layout:
+    """Places everything in inches from the top, so every row has the same
+    height whatever the number of rows and sections."""
+    LEFT, RIGHT, GAP = 1.75, 0.1, 0.3
+    TITLE, NOTE, AFTER = 0.3, 0.45, 0.35
+    CHAR_IN = 0.075  # width of one character of a column label
+
+    def __init__(self, sections, busy):
+        self.header = 0.95 + (0.25 if busy else 0)
+        self.labels_in = [0.15 + self.CHAR_IN * max(len(c) for c in columns)
+                          for _, columns, _ in sections]
+        self.section_in = [self.NOTE * pascal + self.TITLE + labels + len(rows) * ROW_IN
+                           for (rows, _, pascal), labels in zip(sections, self.labels_in)]
+        self.height = self.header + sum(self.section_in) + self.AFTER * len(sections)
+
+    def map_width(self):
+        return (WIDTH_IN - self.LEFT - self.RIGHT - self.GAP) / 2
+
+    def map_left(self, column):
+        return self.LEFT + column * (self.map_width() + self.GAP)
+
+    def axes_rect(self, top_in, n_rows, column):
+        """[left, bottom, width, height] as figure fractions."""
+        height = n_rows * ROW_IN
+        bottom = self.height - top_in - height
+        return [self.map_left(column) / WIDTH_IN, bottom / self.height,
+                self.map_width() / WIDTH_IN, height / self.height]
+
+    def x(self, inches):
+        return inches / WIDTH_IN
+
+    def y(self, top_in):
+        return 1 - top_in / self.height
+
 
 def draw(results, out_path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.colors import LinearSegmentedColormap, LogNorm
 
-    summary = [c for c in results["summary"]]
-    workloads = list(dict.fromkeys(c["workload"] for c in summary))
-    allocators = list(dict.fromkeys(c["allocator"] for c in summary))
-    colours = {a: plt.get_cmap("tab10")(i % 10) for i, a in enumerate(allocators)}
-    fig, axes = plt.subplots(len(workloads), 2, figsize=(14, 2.3 * len(workloads) + 1),
-                             squeeze=False)
-    for row, workload in enumerate(workloads):
-        cells = [c for c in summary if c["workload"] == workload]
-        threads = sorted(set(c["threads"] for c in cells))
-        columns = list(dict.fromkeys(c["allocator"] for c in cells))
-        width = 0.8 / max(1, len(columns))
-        for col, (metric, unit) in enumerate((("time_s", "s"), ("peak_rss_mb", "MB"))):
-            ax = axes[row][col]
-            for k, alloc in enumerate(columns):
-                xs, ys, failed = [], [], []
-                for i, t in enumerate(threads):
-                    cell = next((c for c in cells if c["threads"] == t and c["allocator"] == alloc), None)
-                    x = i + (k - (len(columns) - 1) / 2) * width
-                    if cell and cell["status"] == "ok":
-                        xs.append(x)
-                        ys.append(cell[metric])
-                    elif cell:
-                        failed.append((x, cell["status"]))
-                ax.bar(xs, ys, width, color=colours[alloc], label=alloc)
-                for x, status in failed:
-                    ax.text(x, 0, status, rotation=90, ha="center", va="bottom", fontsize=6,
-                            color="red")
-            ax.set_xticks(range(len(threads)))
-            ax.set_xticklabels([f"T={t}" for t in threads], fontsize=8)
-            ax.set_ylabel(unit, fontsize=8)
-            ax.tick_params(axis="y", labelsize=7)
-            ax.set_title(f"{workload}: {'wall time' if col == 0 else 'peak RSS'} (lower is better)",
-                         fontsize=9)
-            ax.grid(axis="y", alpha=0.3)
+    summary = results["summary"]
+    cells = {(c["workload"], c["threads"], c["allocator"]): c for c in summary}
+    verdicts = {(v["workload"], v["threads"]): v for v in results.get("verdicts", [])}
+    sections = _sections(summary)
     meta = results.get("meta", {})
-    fig.suptitle(f"brisk bench - {meta.get('cpu', '')}, {meta.get('cores', '?')} cores, "
-                 f"{meta.get('date', '')}", fontsize=11, y=1 - 0.12 / fig.get_figheight())
-    # One legend for the whole figure: per-plot legends would cover the bars.
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[a]) for a in allocators]
-    top = 1 - 0.9 / fig.get_figheight()
-    fig.legend(handles, allocators, loc="upper center", ncol=len(allocators), fontsize=9,
-               bbox_to_anchor=(0.5, 1 - 0.4 / fig.get_figheight()), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, top))
-    fig.savefig(out_path, dpi=90)
+    layout = _Layout(sections, meta.get("busy"))
+    fig = plt.figure(figsize=(WIDTH_IN, layout.height), dpi=DPI)
+    cmap = LinearSegmentedColormap.from_list("ratio", ["#1a9850", "#fee08b", "#f46d43",
+                                                       "#a50026"])
+    norm = LogNorm(vmin=1.0, vmax=WORST, clip=True)
+    fig.text(0.01, layout.y(0.12), "brisk bench: each allocator's median / the best median "
+             "on its row (1.00 = best; lower is better)", fontsize=12.5, fontweight="bold",
+             va="top")
+    fig.text(0.01, layout.y(0.45), _subtitle(meta), fontsize=9, va="top", linespacing=1.4)
+    if meta.get("busy"):
+        fig.text(0.01, layout.y(0.95), "Warning: the machine was busy during this run; "
+                 "timings are noisy.", fontsize=9.5, color="#b00000", va="top",
+                 fontweight="bold")
+    top = layout.header
+    sized = zip(sections, layout.labels_in, layout.section_in)
+    for (rows, columns, pascal), labels_in, section_in in sized:
+        section_top = top
+        if pascal:
+            fig.text(0.01, layout.y(top + 0.05), PASCAL_NOTE, fontsize=9.5, va="top")
+            top += layout.NOTE
+        maps_top = top + layout.TITLE + labels_in
+        for m, (metric, title) in enumerate(METRICS):
+            fig.text(layout.x(layout.map_left(m)), layout.y(top + 0.05), title, fontsize=11,
+                     fontweight="bold", va="top")
+            ax = fig.add_axes(layout.axes_rect(maps_top, len(rows), m))
+            _heat_map(ax, rows, columns, cells, metric, verdicts, m == 0, norm, cmap)
+        top = section_top + section_in + layout.AFTER
+    fig.savefig(out_path, dpi=DPI)
     plt.close(fig)
 
 

@@ -22,6 +22,8 @@ class RunResult:
     peak_rss_mb: float
     result: dict = field(default_factory=dict)  # the RESULT line's key=value pairs
     detail: str = ""
+    user_s: float = 0.0  # CPU time of the workload (wait4), user and system:
+    sys_s: float = 0.0  # page faults and madvise show up as system time
 
 
 def parse_result_line(stdout):
@@ -82,6 +84,11 @@ def run_measured(launcher, argv, preload, timeout_s, extra_env=None):
         timer.start()
         try:
             proc.wait()
+        except BaseException:
+            # Interrupted (Ctrl-C): the workload runs in its own session, so
+            # it would outlive us unless killed here.
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         finally:
             timer.cancel()
         wall = time.monotonic() - start
@@ -100,13 +107,15 @@ def run_measured(launcher, argv, preload, timeout_s, extra_env=None):
     status = int(report["status"])
     wall = float(report.get("wall_s", wall))  # fork to wait4, without the launcher's start
     rss_mb = int(report.get("maxrss_kb", 0)) / 1024.0  # Linux reports KiB
+    cpu = {"user_s": float(report.get("user_s", 0)), "sys_s": float(report.get("sys_s", 0))}
     if os.WIFSIGNALED(status):
         return RunResult(CRASH, wall, rss_mb, fields,
-                         f"{_signal_name(os.WTERMSIG(status))} {last_err}".strip())
+                         f"{_signal_name(os.WTERMSIG(status))} {last_err}".strip(), **cpu)
     code = os.WEXITSTATUS(status)
     if code == 0 and fields.get("ok") == "1":
-        return RunResult(OK, wall, rss_mb, fields)
+        return RunResult(OK, wall, rss_mb, fields, **cpu)
     if code in (0, 2) or fields.get("ok") == "0":
         why = last_err or ("no RESULT line" if not fields else "ok=0")
-        return RunResult(WRONG, wall, rss_mb, fields, why)
-    return RunResult(ERROR, wall, rss_mb, fields, f"exit status {code}: {last_err}".strip())
+        return RunResult(WRONG, wall, rss_mb, fields, why, **cpu)
+    return RunResult(ERROR, wall, rss_mb, fields, f"exit status {code}: {last_err}".strip(),
+                     **cpu)

@@ -4,10 +4,12 @@ A workload is one program run at several thread counts. Ordinary workloads
 run under every allocator by preloading it; "binary-variant" workloads (the
 Free Pascal programs) instead come as one binary per memory manager, and
 their variants take the place of the allocators in the table. Workloads may
-add variants of their own (churn's fixed-size pool, the physical limit).
+add reference variants of their own (churn's fixed-size pool, the physical
+limit): they are shown but never ranked against the allocators.
 """
 import os
 import shutil
+import textwrap
 from dataclasses import dataclass, field
 
 
@@ -18,13 +20,18 @@ class Variant:
     argv_prefix: list  # program (and fixed options) before --threads
     preload: str = ""
     env: dict = field(default_factory=dict)
+    # The allocator this variant runs on (for --allocators); "" for a
+    # reference that is not an allocator at all.
+    allocator: str = ""
+    reference: bool = False  # shown, never ranked
 
 
 @dataclass
 class Workload:
     name: str
-    seed: str  # the account it reproduces, or "" for the standard stressors
-    summary: str
+    does: str  # what the program does, one line
+    complaint: str  # the real-world complaint it reproduces
+    checks: str  # what it verifies before it reports ok=1
     program: str  # binary name under the bench build folder
     options: list = field(default_factory=list)
     uses_lines: bool = False
@@ -33,40 +40,90 @@ class Workload:
     estimate_s: float = 1.0
     binary_variants: dict = field(default_factory=dict)  # name -> path (Pascal)
     thread_counts: list = None  # overrides the command's --threads
+    quick_thread_counts: list = None  # the same under --quick
+    # RESULT key holding the seconds to compare instead of the process's wall
+    # time: for workloads that sleep on purpose, the sleeping is not work.
+    time_key: str = ""
+    memory: bool = False  # a memory workload: its RSS figures lead its row
+    figures: list = field(default_factory=list)  # RESULT keys worth showing
 
 
 WORKLOADS = [
-    Workload("lines", "000", "threads read text files line by line, split on Tab", "lines",
-             uses_lines=True, estimate_s=1.8),
-    Workload("strcopy", "001", "nested loops copying strings of varying length", "strcopy",
-             estimate_s=1.0),
-    Workload("cache", "002", "concurrent key/value cache: set, get, inc, remove", "cache",
-             estimate_s=1.0),
-    Workload("churn", "003", "1000s of rounds: allocate 10,000 x 100 B, free all", "churn",
-             extra_variants=[("pool", ["--pool"])], estimate_s=0.5),
-    Workload("objects", "004", "serial vs parallel Execute over objects that allocate",
-             "objects", estimate_s=0.5),
-    Workload("larson", "", "server-style: blocks freed by other threads", "larson",
-             estimate_s=0.5),
-    Workload("prodcons", "", "producer/consumer ring, every free remote", "prodcons",
-             estimate_s=0.5),
-    Workload("falseshare", "", "false sharing between threads' small blocks", "falseshare",
-             estimate_s=0.7),
-    Workload("append", "", "realloc growth of strings by appending", "append",
-             estimate_s=0.6),
-    Workload("frag", "", "fragmentation: live bytes vs RSS", "frag", estimate_s=0.7),
+    Workload(
+        "lines", "threads read text files line by line and split each line on Tab into a list",
+        "Delphi threads each reading a text file line by line ran no faster than one thread",
+        "line, field and byte totals against the generator's expect.txt", "lines",
+        uses_lines=True, estimate_s=1.8),
+    Workload(
+        "strcopy", "threads run nested loops copying strings of varying length",
+        "string-copying loops took twice as long in two threads as in one (a locked shared pool)",
+        "string contents against the source; the number of copies", "strcopy", estimate_s=1.0),
+    Workload(
+        "cache", "concurrent key/value cache driven through set, get, inc and remove phases",
+        "an in-process cache whose throughput was bounded by the allocations of each operation",
+        "every get, inc and remove returns the value stored; the cache is empty at the end",
+        "cache", estimate_s=1.0, figures=["set_ops_s", "get_ops_s", "inc_ops_s", "remove_ops_s"]),
+    Workload(
+        "churn", "rounds of allocating 10,000 blocks of 100 B and freeing them all",
+        "malloc many times slower than a hand-written fixed-size pool at this very loop",
+        "tags at both ends of every block; the number of pairs", "churn",
+        extra_variants=[("pool", ["--pool"])], estimate_s=0.5),
+    Workload(
+        "objects", "a loop over objects that each allocate and free many small objects, "
+        "serially then in parallel",
+        "a parallel loop scaled 3.9x on 12 cores because frees waited on per-size-class locks",
+        "a checksum in every object; objects made = objects freed", "objects", estimate_s=0.5,
+        figures=["speedup"]),
+    Workload(
+        "larson", "server threads replace random blocks in tables that move between threads",
+        "servers whose threads free blocks other threads allocated (Larson and Krishnan's test)",
+        "tags at both ends of every block; the number of replacements", "larson", estimate_s=0.5),
+    Workload(
+        "prodcons", "threads in a ring pass messages; every block is freed by another thread",
+        "pipelines where the consumer, not the producer, frees every message",
+        "each message's checksum and sequence number; the number consumed", "prodcons",
+        estimate_s=0.5),
+    Workload(
+        "falseshare", "threads write their own small blocks over and over",
+        "allocators that put different threads' blocks in one cache line (Hoard's "
+        "cache-thrash and cache-scratch)", "every write landed; the number of writes",
+        "falseshare", estimate_s=0.7, figures=["active_s", "passive_s"]),
+    Workload(
+        "append", "strings grown one short piece at a time with realloc",
+        "`s := s + piece` loops made slow by realloc copying instead of growing in place",
+        "every string's content after each growth", "append", estimate_s=0.6),
+    Workload(
+        "frag", "fill with small blocks, free 90% scattered, then allocate larger blocks",
+        "memory that stays resident after a program frees most of its small blocks",
+        "tags in every live block; live byte counts per phase", "frag", estimate_s=0.7,
+        figures=["live_mb", "rss_mb", "overhead"]),
+    Workload(
+        "threadchurn", "4000 short-lived threads, 8 at a time, each making 2000 random "
+        "8 B-64 KiB allocations and frees and handing 16 live blocks to the main thread",
+        "resident memory that grows with the number of threads that ever ran (a thread per task)",
+        "tags at both ends of every block; ops and handed-over blocks counted", "threadchurn",
+        estimate_s=2.0, thread_counts=[8], quick_thread_counts=[8], memory=True,
+        figures=["half_rss_mb", "end_rss_mb"]),
+    Workload(
+        "bursts", "a pool of threads allocates mixed sizes in bursts (a quarter freed by the "
+        "next thread) and idles in between; RSS read 1.5 s into the final idle",
+        "servers that keep a burst's memory resident while they wait for the next request",
+        "tags at both ends of every block; blocks allocated = blocks freed", "bursts",
+        estimate_s=2.5, time_key="secs", memory=True,
+        figures=["burst_rss_mb", "idle_rss_mb", "end_rss_mb"]),
+    Workload(
+        "bigbuffers", "20 buffers of 5-25 MiB kept alive, one replaced at random 2000 times "
+        "by a new zero-filled buffer",
+        "programs replacing large zero-filled buffers peaking at several times their live memory",
+        "a stamp in every MiB of every buffer and the zero bytes beside it", "bigbuffers", estimate_s=4.0,
+        memory=True, figures=["live_mb", "end_rss_mb"]),
 ]
 
-# The workload's own headline figure(s) for the summary, from its RESULT line.
-FIGURES = {
-    "cache": ["set_ops_s", "get_ops_s", "inc_ops_s", "remove_ops_s"],
-    "objects": ["speedup"],
-    "frag": ["live_mb", "rss_mb", "overhead"],
-    "falseshare": ["active_s", "passive_s"],
-}
-
+# Pascal variants: FPC's own heap, cmem (FPC's bridge to the C malloc, so to
+# whatever is preloaded) and BriskMM, the Free Pascal binding of brisk.
 PASCAL_MANAGERS = ("fpcheap", "cmem", "brisk")
-PASCAL_THREADS = [1, 2, 4]
+PASCAL_RUNS_ON = {"fpcheap": "fpcheap", "cmem": "glibc", "brisk": "brisk"}
+PASCAL_THREADS, PASCAL_QUICK_THREADS = [1, 2, 4], [1, 2]
 
 
 def pascal_workloads(bench_dir):
@@ -80,16 +137,20 @@ def pascal_workloads(bench_dir):
                           for m in PASCAL_MANAGERS}
         found[program] = {m: p for m, p in found[program].items() if os.access(p, os.X_OK)}
     workloads = []
-    for reader in ("readln", "stream"):
+    for reader, how in (("readln", "ReadLn"), ("stream", "a stream reader")):
         if found["lines"]:
             workloads.append(Workload(
-                f"pascal-lines-{reader}", "000", f"Free Pascal lines, {reader} reader", "",
-                options=["--reader", reader], uses_lines=True, estimate_s=2.5,
-                binary_variants=found["lines"], thread_counts=PASCAL_THREADS))
+                f"pascal-lines-{reader}", f"Free Pascal: threads read lines with {how} and split "
+                "them into TStringLists", WORKLOADS[0].complaint, "line, field and byte totals",
+                "", options=["--reader", reader], uses_lines=True, estimate_s=2.5,
+                binary_variants=found["lines"], thread_counts=PASCAL_THREADS,
+                quick_thread_counts=PASCAL_QUICK_THREADS))
     if found["objects"]:
         workloads.append(Workload(
-            "pascal-objects", "004", "Free Pascal objects", "", estimate_s=1.0,
-            binary_variants=found["objects"], thread_counts=PASCAL_THREADS))
+            "pascal-objects", "Free Pascal: objects that allocate and free many objects, "
+            "in parallel", WORKLOADS[4].complaint, "a checksum over every object", "",
+            estimate_s=1.0, binary_variants=found["objects"], thread_counts=PASCAL_THREADS,
+            quick_thread_counts=PASCAL_QUICK_THREADS))
     missing = [f"{prog}_{m}" for prog in found for m in PASCAL_MANAGERS if m not in found[prog]]
     note = None
     if missing:
@@ -98,17 +159,37 @@ def pascal_workloads(bench_dir):
     return workloads, note
 
 
+def _pascal_variants(workload, allocators, lib_dir):
+    """The Pascal binaries as they are, then the cmem binary over every
+    preloaded allocator (`cmem+jemalloc`), so BriskMM meets FPC's usual way
+    of using a faster malloc."""
+    # A Pascal binary linked against brisk finds libbrisk.so in the build folder.
+    env = {"LD_LIBRARY_PATH": lib_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", "")}
+    variants = [Variant(name, [path], "", env, PASCAL_RUNS_ON[name])
+                for name, path in workload.binary_variants.items()]
+    cmem = workload.binary_variants.get("cmem")
+    if cmem:
+        variants += [Variant(f"cmem+{a.name}", [cmem], a.preload, env, a.name)
+                     for a in allocators if a.preload]
+    return variants
+
+
 def variants_for(workload, bench_dir, allocators, lib_dir):
     """The columns of this workload's rows."""
     if workload.binary_variants:
-        # A Pascal binary linked against brisk finds libbrisk.so in the build folder.
-        env = {"LD_LIBRARY_PATH": lib_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", "")}
-        return [Variant(name, [path], "", env) for name, path in workload.binary_variants.items()]
+        return _pascal_variants(workload, allocators, lib_dir)
     program = os.path.join(bench_dir, workload.program)
-    variants = [Variant(a.name, [program], a.preload) for a in allocators]
+    variants = [Variant(a.name, [program], a.preload, allocator=a.name) for a in allocators]
     for name, options in workload.extra_variants:
-        variants.append(Variant(name, [program, *options]))
+        variants.append(Variant(name, [program, *options], reference=True))
     return variants
+
+
+def thread_counts(workload, requested, quick):
+    """The thread counts of this workload's rows: its own where the pattern
+    fixes them, else the command's."""
+    own = workload.quick_thread_counts if quick else workload.thread_counts
+    return own or requested
 
 
 def argv_for(variant, workload, threads, quick, lines_dir):
@@ -118,3 +199,20 @@ def argv_for(variant, workload, threads, quick, lines_dir):
     if workload.uses_lines:
         argv += ["--dir", lines_dir]
     return argv + workload.options
+
+
+def list_text(width=100):
+    """What `--list` prints: each workload, what it does, what it reproduces
+    and what it checks."""
+    out = []
+    for w in WORKLOADS:
+        out += textwrap.wrap(w.does, width, initial_indent=f"{w.name:<13}",
+                             subsequent_indent=" " * 13)
+        for label, text in (("reproduces", w.complaint), ("checks", w.checks)):
+            out += textwrap.wrap(f"{label}: {text}", width, initial_indent=" " * 15,
+                                 subsequent_indent=" " * 17)
+    out += textwrap.wrap("pascal-lines-readln, pascal-lines-stream, pascal-objects: the lines and "
+                         "objects patterns in Free Pascal, under FPC's heap, cmem (over glibc and "
+                         "over each preloaded allocator) and BriskMM, when fpc is installed",
+                         width, subsequent_indent=" " * 13)
+    return "\n".join(out)
