@@ -4,15 +4,17 @@
  * blocks). Without it, memory freed just before every thread goes quiet
  * stays resident until some thread takes a slow path again.
  *
- * It starts the first time the process maps a second segment or a huge
- * block (small programs never get it), runs at the lowest priority with
- * every signal blocked, and each round does what housekeeping does for the
- * parts no thread is tending: the caches, the heaps of exited threads, and
- * the free pages of heaps whose threads are busy elsewhere (it tries their
- * lock and skips them when taken). Rounds come every 50 ms while there is
- * something to purge and back off to one a second when there is not.
- * BRISK_BACKGROUND=0 turns it off. A forked child starts it again when it
- * needs it. */
+ * It starts once a second thread has allocated and the process has mapped
+ * 16 MiB. A single-threaded program never gets it: it would make the
+ * program multithreaded, which changes what the C library does for it (a
+ * fork from a signal handler is only safe single-threaded); there, and with
+ * BRISK_BACKGROUND=0, free memory is instead purged as soon as a heap holds
+ * 4 MiB of it or the segment cache holds two segments, as in a forked child.
+ * It runs at the lowest priority with every signal blocked, and each round does what housekeeping
+ * does for the parts no thread is tending: the caches, the heaps of exited threads, and the free
+ * pages of heaps whose threads are busy elsewhere (it tries their lock and skips them when taken).
+ * Rounds come every 50 ms while there is something to purge and back off to one a second when there
+ * is not. BRISK_BACKGROUND=0 turns it off. */
 #include "core.h"
 
 enum { IDLE, RUNNING, OFF };
@@ -58,18 +60,28 @@ static void background_body(void) {
 
 void background_wanted(void) {
   if (likely(atomic_load_relaxed(&xstate) != IDLE)) return;
+  if (heaps_threads_seen() < 2) return;
   brisk_memory_info info;
   memory_info(&info);
   if (info.mapped < BACKGROUND_AFTER) return;
   int expected = IDLE;
   bool off = !option_get(OPTION_BACKGROUND) || option_get(OPTION_PURGE_DELAY) < 0;
   if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
-  if (!off && !platform_thread_start(background_body, "brisk-purge"))
-    atomic_store_relaxed(&xstate, OFF); /* no thread to be had: purging stays on slow paths */
+  if (off) return;
+  atomic_store_relaxed(&xmemory_purge_eagerly, false);
+  if (!platform_thread_start(background_body, "brisk-purge")) {
+    atomic_store_relaxed(&xmemory_purge_eagerly, true); /* no thread to be had */
+    atomic_store_relaxed(&xstate, OFF);
+  }
 }
 
+/* A forked child does without it: the purger did not come along, and
+ * starting one in every child a multithreaded program forks (to exec,
+ * mostly) costs more than the few megabytes it would purge; the child
+ * purges eagerly instead, as a single-threaded program does. */
 void background_after_fork(void) {
-  if (atomic_load_relaxed(&xstate) == RUNNING) atomic_store_relaxed(&xstate, IDLE);
+  atomic_store_relaxed(&xstate, OFF);
+  atomic_store_relaxed(&xmemory_purge_eagerly, true);
 }
 
 bool background_running(void) {

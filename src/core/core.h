@@ -185,6 +185,12 @@ INTERNAL void *memory_move_grow(void *p, size_t size, size_t new_size);
 INTERNAL void memory_note_committed(ptrdiff_t delta);
 INTERNAL void memory_note_large_in_use(ptrdiff_t delta);
 INTERNAL void memory_info(brisk_memory_info *info);
+/* Whether free memory is purged as soon as a small bound is passed (true
+ * until the background purger runs, which purges after the delay). */
+INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
+static inline bool memory_purge_eagerly(void) {
+  return atomic_load_relaxed(&xmemory_purge_eagerly);
+}
 INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps);
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
@@ -312,6 +318,8 @@ INTERNAL void heaps_unlock(void);
 INTERNAL bool heaps_try_lock(void);
 /* In a forked child: the heaps' lock is free again, whoever held it. */
 INTERNAL void heaps_after_fork(void);
+/* How many threads have allocated (since start, or since a fork). */
+INTERNAL unsigned heaps_threads_seen(void);
 /* The abandoned heaps, under the lock. */
 INTERNAL heap_t *heaps_abandoned_first(void);
 /* Calls visit for every heap ever created (live or abandoned), under the lock. */

@@ -15,6 +15,7 @@ static platform_lock_t heaps_mutex = PLATFORM_LOCK_INIT;
 static heap_t *abandoned_first;
 static heap_t *created_first;
 static uint64_t heaps_created, heaps_abandoned;
+static _Atomic(unsigned) xthreads_seen; /* threads that allocated, since start or fork */
 /* Heaps are carved from chunks of table memory. */
 static uint8_t *chunk_next, *chunk_end;
 #define HEAP_CHUNK (256 * KiB)
@@ -31,8 +32,13 @@ bool heaps_try_lock(void) {
 
 /* The lists below are changed by single publishing stores, so a child that
  * inherits them from a thread frozen mid-change can walk them. */
+unsigned heaps_threads_seen(void) {
+  return atomic_load_relaxed(&xthreads_seen);
+}
+
 void heaps_after_fork(void) {
   platform_lock_reset(&heaps_mutex);
+  atomic_store_relaxed(&xthreads_seen, 1); /* the child's one thread */
   /* The background purger may have been purging this thread's heap. */
   if (heap_current() != &heap_empty) platform_lock_reset(&heap_current()->segments_lock);
 }
@@ -89,6 +95,7 @@ heap_t *heap_acquire(void) {
   if (heap == NULL) return NULL;
   heap->next_abandoned = NULL;
   atomic_store_relaxed(&heap->xstate, HEAP_IN_USE);
+  atomic_add_relaxed(&xthreads_seen, 1);
   /* The heap first: arming the thread-exit callback may itself allocate. */
   heap_set_current(heap);
   platform_thread_exit_arm(heap);

@@ -5,6 +5,7 @@
 
 static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarge_in_use;
 static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
+_Atomic(bool) xmemory_purge_eagerly = true;
 
 static void note_call(_Atomic(uint64_t) *counter) {
   atomic_add_relaxed(counter, 1);

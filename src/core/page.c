@@ -245,8 +245,11 @@ void page_unpark(heap_t *heap, page_t *page) {
   QUEUE_VERIFY(heap, &heap->full);
 }
 
-static bool page_kept_warm(const page_t *page) {
-  return page->block_size <= MEDIUM_MAX;
+/* Whether an empty page stays with its class (see page_retire): only for a
+ * thread that is there to use it again, and only small pages, so a thread
+ * keeps at most a few hundred KiB this way. */
+static bool page_kept_warm(const heap_t *heap, const page_t *page) {
+  return page->block_size <= SMALL_MAX && atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
 }
 
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
@@ -265,7 +268,7 @@ void page_retire(heap_t *heap, page_t *page) {
    * at a page boundary would otherwise set up and tear down a page each time.
    * Housekeeping retires it once it has stayed empty. Not a large page: it
    * is a whole segment. */
-  if (queue->first == page && queue->last == page && page_kept_warm(page)) return;
+  if (queue->first == page && queue->last == page && page_kept_warm(heap, page)) return;
   retire_from_queue(heap, queue, page);
 }
 
@@ -276,7 +279,8 @@ void page_collect_heap(heap_t *heap, bool force) {
       next = page->next;
       collect_thread_free(page);
       if (page->used != 0) continue;
-      if (!force && queue->first == page && queue->last == page && page_kept_warm(page)) continue;
+      if (!force && queue->first == page && queue->last == page && page_kept_warm(heap, page))
+        continue;
       retire_from_queue(heap, queue, page);
     }
   }

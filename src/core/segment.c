@@ -17,6 +17,12 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
 /* Whole free segments, for any heap; the one that does not fit is unmapped. */
 static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 8, .evict_oldest = false};
 
+/* Without the background purger (a single-threaded program, or
+ * BRISK_BACKGROUND=0) a program that frees memory and goes quiet would keep
+ * whatever the delay had not purged yet; these bound it. */
+#define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
+#define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
+
 void segment_cache_after_fork(void) {
   span_cache_after_fork(&cache);
 }
@@ -148,10 +154,13 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, bool may_map) {
 /* A segment with no page in use leaves its heap for the cache. */
 static void segment_release(heap_t *heap, segment_t *segment) {
   if (segment->listed) list_remove(&heap->segments[segment->kind], segment);
-  heap->dirty_pages -= segment->dirty_pages;
+  heap->dirty_bytes -= (size_t)segment->dirty_pages << segment->page_shift;
   segment->owner = NULL;
+  /* Resident while the cache is nearly empty; past that, purged now unless
+   * the background purger will see to it after the delay. */
   long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay == 0) segment_purge_all(segment);
+  if (delay == 0 || (memory_purge_eagerly() && cache.count >= CACHE_RESIDENT_MAX))
+    segment_purge_all(segment);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
     segment_unmap(segment);
 }
@@ -162,7 +171,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
     segment = segment_alloc(heap, kind, may_map);
     if (segment == NULL) return NULL;
     list_push(&heap->segments[kind], segment);
-    heap->dirty_pages += segment->dirty_pages;
+    heap->dirty_bytes += (size_t)segment->dirty_pages << segment->page_shift;
   }
   /* Prefer a page that is still resident: it costs no page faults. */
   page_t *chosen = NULL;
@@ -178,7 +187,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
   }
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
     segment->dirty_pages--;
-    heap->dirty_pages--;
+    heap->dirty_bytes -= (size_t)1 << segment->page_shift;
   } else {
     uint8_t *start;
     size_t size;
@@ -207,11 +216,12 @@ void segment_page_free(heap_t *heap, page_t *page) {
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
   page->retired_ms = platform_clock_ms();
   segment->dirty_pages++;
-  heap->dirty_pages++;
+  heap->dirty_bytes += (size_t)1 << segment->page_shift;
   if (!segment->listed) list_push(&heap->segments[segment->kind], segment);
   if (--segment->used_pages == 0)
     segment_release(heap, segment);
-  else if (option_get(OPTION_PURGE_DELAY) == 0)
+  else if (option_get(OPTION_PURGE_DELAY) == 0 ||
+           (memory_purge_eagerly() && heap->dirty_bytes > HEAP_DIRTY_MAX))
     purge_expired_locked(heap, page->retired_ms, true);
   lock_release(&heap->segments_lock);
 }
@@ -224,34 +234,44 @@ void segment_purge_expired(heap_t *heap, uint64_t now, bool force) {
 
 bool segment_purge_idle(heap_t *heap, uint64_t now) {
   if (!platform_lock_try(&heap->segments_lock)) return false; /* its thread is at it */
-  bool dirty = heap->dirty_pages != 0;
+  bool dirty = heap->dirty_bytes != 0;
   if (dirty) purge_expired_locked(heap, now, false);
   lock_release(&heap->segments_lock);
   return dirty;
 }
 
+/* Purges a segment's dirty pages that have waited delay ms by now (all,
+ * when force), adjacent ones with one call. */
+static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now, long delay,
+                                  bool force) {
+  uint8_t *run_start = NULL, *run_end = NULL;
+  for (uint16_t i = 0; i <= segment->page_count; i++) {
+    page_t *page = i < segment->page_count ? &segment->pages[i] : NULL;
+    bool purge = page != NULL && (atomic_load_relaxed(&page->xflags) & PAGE_DIRTY) &&
+                 (force || page->retired_ms + (uint64_t)delay <= now);
+    uint8_t *start = NULL;
+    size_t size = 0;
+    if (purge) page_purge_range(segment, page, &start, &size);
+    if (run_start != NULL && (!purge || start != run_end)) { /* the run ends here */
+      memory_purge(run_start, (size_t)(run_end - run_start));
+      run_start = NULL;
+    }
+    if (!purge) continue;
+    if (run_start == NULL) run_start = start;
+    run_end = start + size;
+    memory_note_committed(-((ptrdiff_t)1 << segment->page_shift));
+    atomic_store_relaxed(&page->xflags, 0);
+    segment->dirty_pages--;
+    heap->dirty_bytes -= (size_t)1 << segment->page_shift;
+  }
+}
+
 static void purge_expired_locked(heap_t *heap, uint64_t now, bool force) {
   long delay = option_get(OPTION_PURGE_DELAY);
-  if (heap->dirty_pages == 0 || (delay < 0 && !force)) return;
-  for (int kind = 0; kind < SEGMENT_KIND_COUNT; kind++) {
-    for (segment_t *segment = heap->segments[kind].first; segment != NULL;
-         segment = segment->next) {
-      if (segment->dirty_pages == 0) continue;
-      for (uint16_t i = 0; i < segment->page_count; i++) {
-        page_t *page = &segment->pages[i];
-        if (!(atomic_load_relaxed(&page->xflags) & PAGE_DIRTY)) continue;
-        if (!force && page->retired_ms + (uint64_t)delay > now) continue;
-        uint8_t *start;
-        size_t size;
-        page_purge_range(segment, page, &start, &size);
-        memory_purge(start, size);
-        memory_note_committed(-((ptrdiff_t)1 << segment->page_shift));
-        atomic_store_relaxed(&page->xflags, 0);
-        segment->dirty_pages--;
-        heap->dirty_pages--;
-      }
-    }
-  }
+  if (heap->dirty_bytes == 0 || (delay < 0 && !force)) return;
+  for (int kind = 0; kind < SEGMENT_KIND_COUNT; kind++)
+    for (segment_t *segment = heap->segments[kind].first; segment != NULL; segment = segment->next)
+      if (segment->dirty_pages != 0) purge_segment_expired(heap, segment, now, delay, force);
 }
 
 /* Expired cached segments are purged; brisk_collect() (force) unmaps them all. */

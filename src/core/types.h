@@ -217,7 +217,7 @@ typedef struct heap_s {
    * segments_lock (never taken on a fast path). */
   platform_lock_t segments_lock;
   segment_list_t segments[SEGMENT_KIND_COUNT]; /* segments with a free page */
-  size_t dirty_pages;                          /* free, unpurged, in this heap */
+  size_t dirty_bytes;                          /* free, unpurged, in this heap */
   uint64_t slow_calls;
   uint64_t next_housekeeping_ms;
   struct heap_s *next_abandoned;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs memory_bounds' three programs with glibc's malloc and with brisk
+# preloaded, and checks brisk's resident memory against bounds relative to
+# glibc's (figures in KiB):
+#   churn    brisk's RSS at the end is at most glibc's + 16 MiB, and grows less
+#            than 32 MiB from half the threads to all of them
+#   buffers  brisk's peak RSS is at most 1.1 x glibc's
+#   idle     two seconds after freeing 1 GiB, brisk holds at most 16 MiB more
+#            than before it allocated
+# usage: memory_bounds.sh LIBBRISK PROGRAM          (ends with 'N passed, N failed')
+set -uo pipefail
+lib=$1 program=$2
+passed=0 failed=0
+field() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; }
+check() { # name, condition (shell arithmetic), detail
+  if (($2)); then passed=$((passed + 1)); echo "ok   $1 ($3)"
+  else failed=$((failed + 1)); echo "FAIL $1 ($3)"; fi
+}
+run() { # mode, preload (or empty)
+  env -u LD_PRELOAD ${2:+LD_PRELOAD=$2} "$program" "$1" || echo "exit status $?"
+}
+
+glibc=$(run churn "") brisk=$(run churn "$lib")
+echo "churn: glibc $glibc; brisk $brisk"
+check "thread churn: brisk ends at most 16 MiB above glibc" \
+  "$(field end "$brisk") <= $(field end "$glibc") + 16384" "$(field end "$brisk") vs $(field end "$glibc") KiB"
+check "thread churn: brisk grows less than 32 MiB from 50% to 100% of the threads" \
+  "$(field end "$brisk") - $(field half "$brisk") < 32768" "$(field half "$brisk") -> $(field end "$brisk") KiB"
+
+glibc=$(run buffers "") brisk=$(run buffers "$lib")
+echo "buffers: glibc $glibc; brisk $brisk"
+check "big buffers: brisk's peak is at most 1.1 x glibc's" \
+  "$(field peak "$brisk") * 10 <= $(field peak "$glibc") * 11" "$(field peak "$brisk") vs $(field peak "$glibc") KiB"
+
+brisk=$(run idle "$lib")
+echo "idle: brisk $brisk"
+check "idle: 2 s after freeing 1 GiB brisk holds at most 16 MiB" \
+  "$(field after "$brisk") - $(field before "$brisk") <= 16384" "$(field before "$brisk") -> $(field full "$brisk") -> $(field after "$brisk") KiB"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
