@@ -41,16 +41,16 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
   exit 0
 fi
 
-missing() {
+missing() { # packages...: those not installed, on one line
   for package in "$@"; do
     dpkg-query -W -f='${Status}\n' "$package" 2>/dev/null | grep -q "install ok installed" ||
-      echo "$package"
-  done
+      printf '%s\n' "$package"
+  done | paste -sd ' ' -
 }
 # shellcheck disable=SC2086 # the lists are words on purpose
-need=$(missing $required | tr '\n' ' ')
+need=$(missing $required)
 # shellcheck disable=SC2086
-want=$(missing $optional | tr '\n' ' ')
+want=$(missing $optional)
 [ -z "$need$want" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
