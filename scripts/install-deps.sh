@@ -75,7 +75,7 @@ update() {
 for package in $need $want; do
   apt-cache show --no-all-versions "$package" >/dev/null 2>&1 || { update; break; }
 done
-install() { # packages...: 0 when apt-get installed them all
+apt_install() { # packages...: 0 when apt-get installed them all
   apt-get install -y -q --no-install-recommends "$@" >"$log" 2>&1 && return 0
   [ "$updated" = yes ] && return 1
   update  # stale package lists are the usual cause
@@ -85,11 +85,11 @@ install() { # packages...: 0 when apt-get installed them all
 if [ -n "$need" ]; then
   say "installing $need"
   # shellcheck disable=SC2086
-  install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
+  apt_install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
 fi
 for package in $want; do
   say "installing $package (optional)"
-  install "$package" && continue
+  apt_install "$package" && continue
   case " $chart " in
     *" $package "*) say "could not install $package: the benchmark will write its table but no chart" ;;
     *) say "could not install $package: the benchmark will run without that allocator" ;;
