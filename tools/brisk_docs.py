@@ -110,7 +110,8 @@ def transcript(name, library):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="brisk docs", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="brisk docs",
+                                     description="Regenerate the example output in README.md.")
     parser.parse_args(argv)
     with open(README) as f:
         text = f.read()

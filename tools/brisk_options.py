@@ -15,7 +15,9 @@ import brisk_run
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="brisk options", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="brisk options",
+        description="Print every BRISK_* setting with its value and where it comes from.")
     parser.add_argument("--lib", metavar="PATH", help="the libbrisk.so.0 to ask")
     args = parser.parse_args(argv)
     library, why = brisk_run.find_library(args.lib)
