@@ -16,8 +16,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK_EXIT_STATUS = 86  # libbrisk's exit status after a checked-mode report
 # The build tree's library first, then installed ones (libbrisk.so.0: the
 # installed libbrisk.so is a linker script, which cannot be preloaded).
-LIBRARY_CANDIDATES = [os.path.join(ROOT, "build", "libbrisk.so"), "/usr/local/lib/libbrisk.so.0",
-                      "/usr/lib/libbrisk.so.0", *sorted(glob.glob("/usr/lib/*-linux-gnu/libbrisk.so.0"))]
+LIBRARY_CANDIDATES = [os.path.join(ROOT, "build", "libbrisk.so"),
+                      "/usr/local/lib/libbrisk.so.0", "/usr/lib/libbrisk.so.0",
+                      *sorted(glob.glob("/usr/lib/*-linux-gnu/libbrisk.so.0"))]
 
 
 def is_shared_object(path):

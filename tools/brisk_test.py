@@ -73,8 +73,8 @@ def run_stage(stage, jobs, log_path):
         return Result(0, 0, "ctest found no tests" if "No tests were found" in out
                       else "ctest printed no summary", [])
     failed, total = int(match.group(1)), int(match.group(2))
-    failures = re.findall(r"^\s*\d+ - (\S+) \((.*)\)$", out.split("The following tests FAILED:")[-1],
-                          re.MULTILINE) if failed else []
+    failed_list = out.split("The following tests FAILED:")[-1] if failed else ""
+    failures = re.findall(r"^\s*\d+ - (\S+) \((.*)\)$", failed_list, re.MULTILINE)
     return Result(total - failed, failed, None, failures)
 
 
