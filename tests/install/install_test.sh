@@ -27,7 +27,10 @@ expect_owns() { # name, program: the brisk_* API consumer
   result $ok "$1: $out"
 }
 linked() { # program: "shared" when ldd finds the installed libbrisk.so.0
-  if ldd "$1" 2>/dev/null | grep -q "libbrisk.so.0 => $lib/libbrisk.so.0"; then echo shared; else echo static; fi
+  # ldd's output first: grep -q stopping early would fail ldd (pipefail) at random
+  local libraries
+  libraries=$(ldd "$1" 2>&1) || true
+  if grep -q "libbrisk.so.0 => $lib/libbrisk.so.0" <<<"$libraries"; then echo shared; else echo static; fi
 }
 expect_served() { # name, program, shared|static: libc_only
   local out
