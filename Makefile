@@ -1,39 +1,22 @@
-# The two commands of the README. Everything else is CMake and ./brisk.
-#   make bench   builds brisk and compares it with every allocator it can find
-#   make test    builds brisk and runs all tests: release, ThreadSanitizer, UBSan
-JOBS ?= $(shell nproc)
+# Shortcuts to ./brisk, which installs what each command needs (through
+# scripts/install-deps.sh), builds with CMake and runs the tools in tools/.
 
-.PHONY: all deps deps-bench build test test-release test-tsan test-ubsan bench clean
+.PHONY: help test bench docs clean
 
-all: build
+help:
+	@echo "make test    ./brisk test: build brisk and run every test"
+	@echo "make bench   ./brisk bench: compare brisk with the other allocators (ARGS=--quick ...)"
+	@echo "make docs    ./brisk docs: rebuild the README's examples and their output"
+	@echo "make clean   remove the build folders"
 
-deps:
-	scripts/install-deps.sh test
+test:
+	./brisk test
 
-deps-bench:
-	scripts/install-deps.sh bench
-
-build: deps
-	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-	cmake --build build -j $(JOBS)
-
-test-release: build
-	ctest --test-dir build --output-on-failure -j $(JOBS)
-
-test-tsan: deps
-	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBRISK_SANITIZE=thread -DBRISK_PASCAL=OFF
-	cmake --build build-tsan -j $(JOBS)
-	ctest --test-dir build-tsan --output-on-failure -j $(JOBS)
-
-test-ubsan: deps
-	cmake -S . -B build-ubsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBRISK_SANITIZE=undefined -DBRISK_PASCAL=OFF
-	cmake --build build-ubsan -j $(JOBS)
-	ctest --test-dir build-ubsan --output-on-failure -j $(JOBS)
-
-test: test-release test-tsan test-ubsan
-
-bench: deps-bench
+bench:
 	./brisk bench $(ARGS)
 
+docs:
+	./brisk docs
+
 clean:
-	rm -rf build build-tsan build-ubsan
+	rm -rf build build-debug build-tsan build-ubsan

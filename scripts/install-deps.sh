@@ -1,34 +1,98 @@
-#!/usr/bin/env bash
-# Installs what building and testing brisk need on Debian (only what is
-# missing). Usage: scripts/install-deps.sh [test|bench]   (default: test)
-# bench also tries the chart library; the peer allocators are installed by
-# ./brisk bench itself, which says which ones it had to skip.
-set -euo pipefail
-want=(cmake ninja-build gcc g++ clang clang-format pkg-config make python3 sqlite3 binutils
-      fp-compiler fp-units-rtl fp-units-fcl)
-optional=()
-[ "${1:-test}" = bench ] && optional+=(python3-matplotlib)
+#!/bin/sh
+# The one place that installs what brisk needs (Debian 12, apt-get). Nothing
+# else in the repository installs packages: ./brisk runs this before each
+# command, and CMake only checks and says what is missing.
+#
+#   scripts/install-deps.sh base      python3, which ./brisk's commands run on
+#   scripts/install-deps.sh test      everything `./brisk test` needs (the default)
+#   scripts/install-deps.sh bench     what `./brisk bench` needs to build, plus the
+#                                     peer allocators and the chart library if it can
+#   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
+#
+# Installs only what is missing and runs `apt-get update` only when apt does not
+# know a package yet (or an install failed on stale package lists). Not root:
+# names the missing packages and stops.
+set -eu
 
-missing() {
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
-  done
+base="python3"
+# What building brisk and its Free Pascal unit takes (the tests enable C++ too).
+build="cmake ninja-build make gcc g++ pkg-config binutils fp-compiler fp-units-rtl fp-units-fcl"
+# libclang-rt-14-dev holds the sanitizer runtimes: clang only recommends it, so
+# an install without recommends leaves the ThreadSanitizer build unable to link.
+test="$base $build clang libclang-rt-14-dev clang-format sqlite3"
+peers="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2"
+chart="python3-matplotlib"
+
+mode=${1:-test}
+case "$mode" in
+  base) required=$base optional= ;;
+  test) required=$test optional= ;;
+  bench) required="$base $build" optional="$peers $chart" ;;
+  overhead) required="$base $build valgrind" optional= ;;
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead]" >&2; exit 64 ;;
+esac
+
+say() { echo "install-deps: $*" >&2; }
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  # Not Debian: nothing to check against; the build names what it misses.
+  command -v python3 >/dev/null 2>&1 || { say "python3 is missing; install it first"; exit 1; }
+  [ "$mode" = base ] || say "not a Debian system: make sure the equivalents of these are installed: $required"
+  exit 0
+fi
+
+missing() { # packages...: those not installed, on one line
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}\n' "$package" 2>/dev/null | grep -q "install ok installed" ||
+      printf '%s\n' "$package"
+  done | paste -sd ' ' -
 }
-mapfile -t need < <(missing "${want[@]}")
-mapfile -t maybe < <(missing "${optional[@]}")
-[ ${#need[@]} -eq 0 ] && [ ${#maybe[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-  [ ${#need[@]} -eq 0 ] && exit 0
-  echo "install-deps: cannot install (need root and apt-get); missing: ${need[*]}" >&2
+# shellcheck disable=SC2086 # the lists are words on purpose
+need=$(missing $required)
+# shellcheck disable=SC2086
+want=$(missing $optional)
+[ -z "$need$want" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  [ -n "$want" ] && say "optional packages missing (not root, not installed): $want"
+  [ -z "$need" ] && exit 0
+  say "missing packages: $need"
+  say "install them as root: apt-get install --no-install-recommends $need"
+  say "(or run: sudo scripts/install-deps.sh $mode)"
   exit 1
 fi
+
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-if [ ${#need[@]} -gt 0 ]; then
-  echo "install-deps: installing ${need[*]}"
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
-for pkg in "${maybe[@]}"; do
-  apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 ||
-    echo "install-deps: could not install $pkg (optional); continuing" >&2
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+updated=no
+update() {
+  say "apt-get update"
+  apt-get update -q >"$log" 2>&1 || { tail -n 20 "$log" >&2; say "apt-get update failed"; exit 1; }
+  updated=yes
+}
+# apt must know every package before it installs any of them.
+for package in $need $want; do
+  apt-cache show --no-all-versions "$package" >/dev/null 2>&1 || { update; break; }
 done
+apt_install() { # packages...: 0 when apt-get installed them all
+  apt-get install -y -q --no-install-recommends "$@" >"$log" 2>&1 && return 0
+  [ "$updated" = yes ] && return 1
+  update  # stale package lists are the usual cause
+  apt-get install -y -q --no-install-recommends "$@" >"$log" 2>&1
+}
+
+if [ -n "$need" ]; then
+  say "installing $need"
+  # shellcheck disable=SC2086
+  apt_install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
+fi
+for package in $want; do
+  say "installing $package (optional)"
+  apt_install "$package" && continue
+  case " $chart " in
+    *" $package "*) say "could not install $package: the benchmark will write its table but no chart" ;;
+    *) say "could not install $package: the benchmark will run without that allocator" ;;
+  esac
+done
+exit 0

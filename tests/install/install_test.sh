@@ -1,33 +1,74 @@
 #!/usr/bin/env bash
-# Installs this build into a scratch prefix and builds a program against it
-# three ways: pkg-config (shared), CMake package (shared and static).
+# Installs this build into a scratch prefix, then links programs against it in
+# every documented form, under --as-needed (Debian's default, made explicit):
+#  - consumer.c uses the brisk_* API (pkg-config, CMake package);
+#  - libc_only.c calls no allocation function itself, so only a link form that
+#    keeps brisk in makes brisk serve what libc allocates for it. Each such
+#    program must report that, and ldd must show the library the form promises.
 # usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 source=$2
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-cmake --install "$build" --prefix "$scratch/prefix" > /dev/null
+prefix=$scratch/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+lib=$(dirname "$(find "$prefix" -name libbrisk.so.0)")
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+cc="${CC:-cc} -Wl,--as-needed"
+app=$source/libc_only.c
+
 failed=0 passed=0
-expect() { # name, command...
-  local name=$1; shift
-  if out=$("$@" 2>&1) && grep -q "owns=1" <<<"$out"; then
-    passed=$((passed + 1)); echo "ok   $name"
-  else
-    failed=$((failed + 1)); echo "FAIL $name: $out"
-  fi
+result() { # ok?, message
+  if [ "$1" = yes ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
 }
-export PKG_CONFIG_PATH="$scratch/prefix/lib/pkgconfig"
-cc "$source/consumer.c" $(pkg-config --cflags --libs brisk) -Wl,-rpath,"$scratch/prefix/lib" \
-  -o "$scratch/consumer_pc"
-expect "pkg-config, shared" "$scratch/consumer_pc"
-cmake -S "$source" -B "$scratch/cmake" -DCMAKE_PREFIX_PATH="$scratch/prefix" > /dev/null
-cmake --build "$scratch/cmake" > /dev/null
-expect "find_package, brisk::brisk" "$scratch/cmake/consumer_shared"
-expect "find_package, brisk::brisk_static" "$scratch/cmake/consumer_static"
-if ldd "$scratch/cmake/consumer_static" | grep -q libbrisk; then
-  failed=$((failed + 1)); echo "FAIL the static consumer needs libbrisk.so"
-else
-  passed=$((passed + 1)); echo "ok   the static consumer needs no libbrisk.so"
-fi
+expect_owns() { # name, program: the brisk_* API consumer
+  local out
+  out=$("$2" 2>&1) && grep -q "owns=1" <<<"$out" && ok=yes || ok=no
+  result $ok "$1: $out"
+}
+linked() { # program: "shared" when ldd finds the installed libbrisk.so.0
+  # ldd's output first: grep -q stopping early would fail ldd (pipefail) at random
+  local libraries
+  libraries=$(ldd "$1" 2>&1) || true
+  if grep -q "libbrisk.so.0 => $lib/libbrisk.so.0" <<<"$libraries"; then echo shared; else echo static; fi
+}
+expect_served() { # name, program, shared|static: libc_only
+  local out
+  out=$("$2" 2>&1) && ok=yes || ok=no
+  result $ok "$1: $out"
+  [ "$(linked "$2")" = "$3" ] && ok=yes || ok=no
+  result $ok "$1: ldd shows brisk linked $3"
+}
+
+# the brisk_* API
+$cc "$source/consumer.c" $(pkg-config --cflags --libs brisk) -Wl,-rpath,"$lib" -o "$scratch/consumer_pc"
+expect_owns "pkg-config brisk, API" "$scratch/consumer_pc"
+cmake -S "$source" -B "$scratch/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
+cmake --build "$scratch/cmake" >/dev/null
+expect_owns "brisk::brisk, API" "$scratch/cmake/consumer_shared"
+expect_owns "brisk::brisk_static, API" "$scratch/cmake/consumer_static"
+[ "$(linked "$scratch/cmake/consumer_static")" = static ] && ok=yes || ok=no
+result $ok "brisk::brisk_static, API: needs no libbrisk.so"
+
+# brisk as malloc, libc's own allocations included
+$cc "$app" -L"$lib" -Wl,-rpath,"$lib" -lbrisk -o "$scratch/l"
+expect_served "cc app.c -lbrisk" "$scratch/l" shared
+$cc "$app" $(pkg-config --libs brisk) -Wl,-rpath,"$lib" -o "$scratch/pc"
+expect_served "pkg-config --libs brisk" "$scratch/pc" shared
+$cc "$app" $(pkg-config --static --libs brisk) -Wl,-rpath,"$lib" -o "$scratch/pc_static"
+expect_served "pkg-config --static --libs brisk" "$scratch/pc_static" shared
+$cc -static "$app" $(pkg-config --static --libs brisk) -o "$scratch/pc_static_full"
+expect_served "cc -static, pkg-config --static --libs brisk" "$scratch/pc_static_full" static
+$cc "$app" $(pkg-config --libs brisk-static) -o "$scratch/pc_brisk_static"
+expect_served "pkg-config --libs brisk-static" "$scratch/pc_brisk_static" static
+expect_served "brisk::brisk" "$scratch/cmake/libc_only_shared" shared
+expect_served "brisk::brisk_static" "$scratch/cmake/libc_only_static" static
+
+# The check above can fail: linked without brisk_link.o, --as-needed drops brisk.
+$cc "$app" -L"$lib" -Wl,-rpath,"$lib" -l:libbrisk.so.0 -o "$scratch/unanchored"
+out=$("$scratch/unanchored" 2>&1) && ok=no || ok=yes
+result $ok "control, -l:libbrisk.so.0 alone: dropped by --as-needed ($out)"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# `brisk run` says what happened: a missing library is named as missing, a
+# crash by its signal, and a report only where it was really written.
+# usage: brisk_run_test.sh TOOLS_DIR LIBBRISK
+set -uo pipefail
+tools=$1 lib=$2
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cd "$scratch"
+passed=0 failed=0
+run() { out=$(python3 "$tools/brisk_command.py" brisk_run "$@" 2>&1); status=$?; }
+expect() { # description, condition...
+  local what=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $what"; else
+    failed=$((failed + 1)); echo "FAIL $what (exit status $status):"; sed 's/^/    /' <<<"$out"; fi
+}
+says() { grep -qF -- "$1" <<<"$out"; }
+says_not() { ! grep -qF -- "$1" <<<"$out"; }
+
+run --lib /nonexistent/libbrisk.so.0 -- true
+expect "--lib of a missing file: named as missing" says "/nonexistent/libbrisk.so.0: no such file"
+expect "--lib of a missing file: exit status 2" test $status -eq 2
+
+echo 'INPUT(libbrisk.so.0)' >libbrisk.so
+run --lib libbrisk.so -- true
+expect "--lib of a linker script: not a shared library" says "is not a shared library"
+
+run --lib "$lib" --stats --leaks -- sh -c 'kill -SEGV $$'
+expect "crash: reported by signal name" says "sh was killed by SIGSEGV (segmentation fault)"
+expect "crash: exit status 128 + 11" test $status -eq 139
+expect "crash: no claim that statistics were printed" says "statistics: none"
+expect "crash: no claim that the leak report was printed" says "leak report: none"
+
+run --lib "$lib" --stats-file "$scratch/stats.txt" --profile -- true
+expect "statistics file: named" says "statistics: $scratch/stats.txt"
+expect "statistics file: written" test -s "$scratch/stats.txt"
+expect "profile: named" says "profile: $scratch/true.brisk-profile.txt"
+expect "profile: written" test -s "$scratch/true.brisk-profile.txt"
+
+run --lib "$lib" --stats-file "$scratch/stats.txt" -- sh -c 'kill -KILL $$'
+expect "statistics file left from an earlier run: not claimed" says "statistics: NOT written"
+
+run --lib "$lib" --stats-file /nonexistent/dir/stats.txt -- true
+expect "unwritable statistics file: reported as not written" \
+  says "statistics: NOT written to /nonexistent/dir/stats.txt"
+expect "unwritable statistics file: not claimed" says_not "statistics: /nonexistent"
+
+run --lib "$lib" --check -- true
+expect "checked mode, clean run: says no error was found" says "checked mode: no error found"
+expect "checked mode, clean run: exit status 0" test $status -eq 0
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,47 @@
+"""`brisk options`: every BRISK_* setting with its value and where it comes from.
+
+Runs a tiny program (`true`) with brisk preloaded and BRISK_VERBOSE=1, with
+which libbrisk prints, at start-up, one line per option it read, and shows
+those lines. Your BRISK_* variables apply as they would to any program:
+`BRISK_STATS=json ./brisk options` shows what a program would get then.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import brisk_run
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(
+        prog="brisk options",
+        description="Print every BRISK_* setting with its value and where it comes from.")
+    parser.add_argument("--lib", metavar="PATH", help="the libbrisk.so.0 to ask")
+    args = parser.parse_args(argv)
+    library, why = brisk_run.find_library(args.lib)
+    if library is None:
+        print(f"brisk options: {why}", file=sys.stderr)
+        return 2
+    env = dict(os.environ, LD_PRELOAD=library, BRISK_VERBOSE="1")
+    result = subprocess.run([shutil.which("true") or "/bin/true"], env=env, capture_output=True,
+                            text=True, timeout=60)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    for line in lines:
+        print(line)
+    if result.returncode != 0:
+        print(f"brisk options: {brisk_run.describe_exit('true', result.returncode)} under "
+              f"{library}", file=sys.stderr)
+        return 1
+    if lines:
+        return 0
+    # A library from before BRISK_VERBOSE: say so, and show what we do know.
+    print(f"brisk options: {library} printed nothing with BRISK_VERBOSE=1: it predates option "
+          "printing. The BRISK_* variables in your environment:", file=sys.stderr)
+    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("BRISK_"))
+    for name, value in settings:
+        print(f"  {name}={value}", file=sys.stderr)
+    if not settings:
+        print("  (none: every option has its default)", file=sys.stderr)
+    return 1

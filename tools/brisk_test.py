@@ -1,0 +1,149 @@
+"""`brisk test`: build brisk and run every test, one build folder per stage.
+
+Each stage configures, builds and runs CTest in its own folder, prints one
+line, and the last line counts the tests of every stage: "N passed, N failed".
+The whole output of each stage goes to FOLDER/brisk-test.log. Add a stage
+(another compiler, a cross build) with one more entry in STAGES.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import namedtuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLANG = ["-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"]
+
+Stage = namedtuple("Stage", "name folder summary cmake_args")
+STAGES = [
+    Stage("release", "build", "the release build: every test, Free Pascal, preloaded programs",
+          ["-DCMAKE_BUILD_TYPE=Release"]),
+    Stage("debug", "build-debug", "internal assertions on (BRISK_DEBUG)",
+          ["-DCMAKE_BUILD_TYPE=Debug", "-DBRISK_DEBUG=ON"]),
+    Stage("tsan", "build-tsan", "ThreadSanitizer (clang), through the brisk_* API",
+          ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *CLANG, "-DBRISK_SANITIZE=thread",
+           "-DBRISK_PASCAL=OFF"]),
+    Stage("ubsan", "build-ubsan", "UndefinedBehaviorSanitizer (clang), through the brisk_* API",
+          ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *CLANG, "-DBRISK_SANITIZE=undefined",
+           "-DBRISK_PASCAL=OFF"]),
+]
+
+Result = namedtuple("Result", "passed failed problem failures")
+
+
+def log(message):
+    print(f"brisk test: {message}", flush=True)
+
+
+def run_logged(command, log_file):
+    """Runs command with its output appended to log_file; returns its output."""
+    log_file.write(f"\n$ {' '.join(command)}\n")
+    log_file.flush()
+    result = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    log_file.write(result.stdout)
+    log_file.flush()
+    return result.returncode, result.stdout
+
+
+def count_tests(folder):
+    out = subprocess.run(["ctest", "--test-dir", folder, "-N"], capture_output=True,
+                         text=True).stdout
+    match = re.search(r"Total Tests: (\d+)", out)
+    return int(match.group(1)) if match else 0
+
+
+def run_stage(stage, jobs, log_path):
+    folder = os.path.join(ROOT, stage.folder)
+    os.makedirs(folder, exist_ok=True)
+    with open(log_path, "w") as log_file:
+        status, _ = run_logged(["cmake", "-S", ROOT, "-B", folder, *stage.cmake_args], log_file)
+        if status != 0:
+            return Result(0, 0, "configure failed", [])
+        status, _ = run_logged(["cmake", "--build", folder, "-j", str(jobs)], log_file)
+        if status != 0:
+            not_run = count_tests(folder)
+            return Result(0, not_run, f"build failed, {not_run} tests not run", [])
+        status, out = run_logged(["ctest", "--test-dir", folder, "--output-on-failure",
+                                  "-j", str(jobs)], log_file)
+    match = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", out)
+    if not match:
+        return Result(0, 0, "ctest found no tests" if "No tests were found" in out
+                      else "ctest printed no summary", [])
+    failed, total = int(match.group(1)), int(match.group(2))
+    failed_list = out.split("The following tests FAILED:")[-1] if failed else ""
+    failures = re.findall(r"^\s*\d+ - (\S+) \((.*)\)$", failed_list, re.MULTILINE)
+    return Result(total - failed, failed, None, failures)
+
+
+def failed_tests_output(out):
+    """The lines CTest printed for its failed tests (--output-on-failure)."""
+    shown, keep = [], False
+    for line in out.splitlines():
+        if re.match(r"\s*\d+/\d+ Test +#\d+: ", line):
+            keep = "Passed" not in line
+        elif re.match(r"\s+Start +\d+: |\d+% tests passed", line):
+            keep = False
+        if keep:
+            shown.append(line)
+    return shown
+
+
+def show(lines, what):
+    """Prints part of a stage's output: a fresh machine may be gone before
+    anyone reads the log."""
+    log(f"  {what}:")
+    for line in lines:
+        print(f"  | {line}")
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(
+        prog="brisk test", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Build brisk and run every test, one build folder per stage:\n" + "\n".join(
+            f"  {s.name:<8} {s.folder + '/':<13} {s.summary}" for s in STAGES))
+    parser.add_argument("--stages", metavar="S1,S2", default=",".join(s.name for s in STAGES),
+                        help="run only these stages (default: all)")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="parallel build and test jobs (default: the number of CPUs)")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.stages.split(",") if n.strip()]
+    known = {s.name: s for s in STAGES}
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        parser.error(f"--stages: unknown stage(s) {', '.join(unknown)}; known: "
+                     f"{', '.join(known)}")
+    args.stages = [known[n] for n in names]
+    return args
+
+
+def main(argv):
+    args = parse(argv)
+    passed = failed = 0
+    all_ok = True
+    for stage in args.stages:
+        log_path = os.path.join(ROOT, stage.folder, "brisk-test.log")
+        log(f"{stage.name}: {stage.summary} ({stage.folder}/) ...")
+        start = time.monotonic()
+        result = run_stage(stage, args.jobs, log_path)
+        minutes, seconds = divmod(int(time.monotonic() - start), 60)
+        passed += result.passed
+        failed += result.failed
+        outcome = result.problem or f"{result.passed} passed, {result.failed} failed"
+        log(f"{stage.name:<8} {outcome}  ({minutes}m{seconds:02d}s)")
+        for name, why in result.failures:
+            log(f"  FAILED {name} ({why})")
+        if result.problem or result.failed:
+            all_ok = False
+            with open(log_path) as f:
+                out = f.read()
+            lines = failed_tests_output(out) if result.failures else out.splitlines()[-40:]
+            show(lines, f"from {os.path.relpath(log_path, ROOT)}")
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
