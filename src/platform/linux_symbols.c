@@ -81,7 +81,11 @@ static void on_fault(int signal_number, siginfo_t *info, void *context) {
   } else if (previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
     previous->sa_handler(signal_number);
   } else {
-    signal(signal_number, SIG_DFL); /* not brisk's: fault again, the default way */
+    /* Not brisk's: fault again, the default way. A signal another process
+     * or the program itself sent (kill, raise) does not come again by
+     * returning, so it is sent once more. */
+    signal(signal_number, SIG_DFL);
+    if (info->si_code <= 0) raise(signal_number);
   }
 }
 

@@ -50,5 +50,14 @@ run --lib "$lib" --check -- true
 expect "checked mode, clean run: says no error was found" says "checked mode: no error found"
 expect "checked mode, clean run: exit status 0" test $status -eq 0
 
+# ./brisk options: every setting with its value and where it came from
+out=$(BRISK_PURGE_DELAY=2s python3 "$tools/brisk_command.py" brisk_options --lib "$lib" 2>&1); status=$?
+expect "options: exit status 0" test $status -eq 0
+expect "options: a setting from the environment, as brisk read it" \
+  says "BRISK_PURGE_DELAY=2000ms (from the environment)"
+expect "options: a default" says "BRISK_STATS=off (default)"
+out=$(BRISK_STATS=weird python3 "$tools/brisk_command.py" brisk_options --lib "$lib" 2>&1)
+expect "options: a bad value is named in a warning" says 'BRISK_STATS="weird" is not valid'
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
