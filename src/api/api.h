@@ -6,13 +6,6 @@
 
 #include "../diag/diag.h"
 
-/* The functions that read brisk's bookkeeping for a pointer the program
- * passed before they can know it is brisk's (the free fast path inlined):
- * kept in one section, so that a fault there is told from any other (see
- * report_code_is_brisk), whether brisk is a library of its own or linked
- * into the program. */
-#define READS_POINTER_HEADER __attribute__((section(REPORT_POINTER_SECTION)))
-
 /* ---- init.c: process set-up ------------------------------------------------ */
 INTERNAL void process_init(void);
 /* The calling thread's first call: set up the process, then give it a heap. */

@@ -21,7 +21,7 @@ static inline void *fast_malloc(size_t size) {
 
 /* Frees a block into a plain page of the calling thread's own heap, once it
  * is sure the pointer is a block brisk handed out and did not get back. */
-static inline void free_local(heap_t *heap, page_t *page, block_t *block) {
+static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {
   if (unlikely(!page_is_block_start(page, block, page->capacity) ||
                block->cookie == free_cookie(block)))
     free_invalid(page, block);
@@ -34,7 +34,7 @@ static inline void free_local(heap_t *heap, page_t *page, block_t *block) {
 
 /* Pages that need care (huge, interior pointers, parked, diagnostics) are
  * not plain, so the test below sends them to free_slow. */
-static inline void fast_free(void *p) {
+static inline READS_POINTER_HEADER void fast_free(void *p) {
   if (unlikely(p == NULL)) return;
   segment_t *segment = segment_of(p);
   page_t *page = page_of(segment, p);

@@ -58,12 +58,19 @@ static inline bool is_power_of_two(size_t x) {
 static inline segment_t *segment_of(const void *p) {
   return (segment_t *)(((uintptr_t)p - 1) & ~(uintptr_t)SEGMENT_MASK);
 }
+/* The section of the API functions that read the bookkeeping of a pointer
+ * before they know it is brisk's (see report_code_is_brisk): those functions,
+ * and the inline ones they use, which land there when a build does not
+ * inline them. */
+#define REPORT_POINTER_SECTION "brisk_pointer_readers"
+#define READS_POINTER_HEADER __attribute__((section(REPORT_POINTER_SECTION)))
+
 /* The page holding p. Masked to the most pages a segment has, so that for a
  * pointer into the tail of a huge block, whose "segment" is then the block's
  * own data, the read stays inside that block's mapping: its owner tag is
  * garbage that sends the free to the slow path, which finds no segment
  * there and reports the pointer. */
-static inline page_t *page_of(segment_t *segment, const void *p) {
+static inline READS_POINTER_HEADER page_t *page_of(segment_t *segment, const void *p) {
   size_t index = ((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift;
   return &segment->pages[index & (MAX_PAGES_PER_SEGMENT - 1)];
 }
@@ -269,14 +276,15 @@ static inline block_t *page_pop(page_t *page) {
  * the number of blocks carved rejects interior, misaligned, past-the-end and
  * uncarved pointers alike, and pointers below the first block, whose offset
  * wraps around. */
-static inline bool page_is_block_start(const page_t *page, const void *p, uint32_t capacity) {
+static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, const void *p,
+                                                            uint32_t capacity) {
   uint32_t scaled = (uint32_t)((uintptr_t)p - (uintptr_t)page->area) * page->block_inverse;
   unsigned shift = page->block_shift;
   uint32_t index = (scaled >> shift) | (scaled << ((32 - shift) & 31));
   return index < capacity;
 }
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
-static inline bool page_is_plain(const page_t *page, const heap_t *heap) {
+static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const heap_t *heap) {
   return atomic_load_relaxed(&page->xowner_tag) == heap;
 }
 INTERNAL void page_owner_tag_update(heap_t *heap, page_t *page);
@@ -330,9 +338,6 @@ INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 #define SITE_FRAMES 16
 /* Finds brisk's own code, so stack traces start at the caller. */
 INTERNAL void report_init(void);
-/* The section of the API functions that read the bookkeeping of a pointer
- * before they know it is brisk's (api.h, READS_POINTER_HEADER). */
-#define REPORT_POINTER_SECTION "brisk_pointer_readers"
 /* Whether a fault at pc is one of those functions reading a pointer's
  * bookkeeping. */
 INTERNAL bool report_code_is_brisk(uintptr_t pc);
