@@ -115,18 +115,20 @@ function Needs(const Helper, Library_: string): Boolean;
 var
   Image: TMemoryStream;
 
-  function Read32(Offset: PtrUInt): LongWord;
+  { A little-endian field of Bytes (2 or 4) bytes; 0 outside the file. }
+  function ReadField(Offset: PtrUInt; Bytes: Integer): LongWord;
   begin
-    if Offset + 4 > PtrUInt(Image.Size) then
+    if Offset + PtrUInt(Bytes) > PtrUInt(Image.Size) then
       Exit(0);
-    Result := PLongWord(PByte(Image.Memory) + Offset)^;
+    if Bytes = 2 then
+      Result := PWord(PByte(Image.Memory) + Offset)^
+    else
+      Result := PLongWord(PByte(Image.Memory) + Offset)^;
   end;
 
-  function Read16(Offset: PtrUInt): Word;
+  function Read32(Offset: PtrUInt): LongWord;
   begin
-    if Offset + 2 > PtrUInt(Image.Size) then
-      Exit(0);
-    Result := PWord(PByte(Image.Memory) + Offset)^;
+    Result := ReadField(Offset, 4);
   end;
 
 var
@@ -166,8 +168,8 @@ begin
     Header := Read32($3C);                     { e_lfanew: "PE\0\0" and the COFF header }
     if Read32(Header) <> $00004550 then
       Exit;
-    SectionCount := Read16(Header + 6);
-    Sections := Header + 24 + Read16(Header + 20);
+    SectionCount := ReadField(Header + 6, 2);
+    Sections := Header + 24 + ReadField(Header + 20, 2);
     { PE32+ optional header: data directory 1 (imports) at offset 120 }
     Descriptor := FileOffset(Read32(Header + 24 + 120));
     while Read32(Descriptor + 12) <> 0 do      { Name of each IMAGE_IMPORT_DESCRIPTOR }
