@@ -132,9 +132,11 @@ const
   count of bytes in live blocks, in one call each. brisk_binding_free
   returns the usable size it freed, or 0 (freeing nothing) when brisk does
   not own the pointer. On Windows brisk_binding_init sets brisk up (its
-  thread-local slot, its thread-exit callback): a program linked by Free
+  thread-local slots, its thread-exit callback): a program linked by Free
   Pascal or Delphi runs no C constructors, so the binding calls it, before
-  the first allocation. It returns 0 when brisk cannot work.
+  the first allocation. It returns 0 when brisk cannot work. Nor does such a
+  program run C destructors: brisk_binding_done writes the reports of
+  brisk's diagnostic modes at the end instead.
 
   The same declarations appear twice: once for a shared library (Delphi
   always, Free Pascal with BRISK_SHARED) and once for the static library. }
@@ -155,6 +157,7 @@ function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl;
   external BriskLibName name 'brisk_memory_info_get';
 {$IFDEF MSWINDOWS}
 function brisk_binding_init: LongInt; cdecl; external BriskLibName name 'brisk_binding_init';
+procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_done';
 {$ENDIF}
 {$ELSE}
 {$IFDEF MSWINDOWS}
@@ -187,6 +190,7 @@ procedure brisk_collect; cdecl; external name 'brisk_collect';
 function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; external name 'brisk_memory_info_get';
 {$IFDEF MSWINDOWS}
 function brisk_binding_init: LongInt; cdecl; external name 'brisk_binding_init';
+procedure brisk_binding_done; cdecl; external name 'brisk_binding_done';
 {$ENDIF}
 {$IFEND}
 
@@ -637,4 +641,12 @@ finalization
     after this one) must keep reaching brisk, so the manager stays installed:
     the RTL's heap finalisation and the C runtime's exit code never call
     into it. }
+{$IF DEFINED(MSWINDOWS) AND DEFINED(FPC) AND NOT DEFINED(BRISK_SHARED)}
+  { Linked into the program, brisk gets no C destructor here: the reports of
+    its diagnostic modes (BRISK_STATS, BRISK_LEAKS) are written now, after
+    every other unit's finalization. brisk.dll writes them when it is
+    unloaded at exit. }
+  if Installed then
+    brisk_binding_done;
+{$IFEND}
 end.

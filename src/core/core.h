@@ -9,6 +9,8 @@
 #include "../platform/platform.h"
 #include "types.h"
 
+#include <stdarg.h>
+
 /* ---- assertions (BRISK_DEBUG builds) ------------------------------------- */
 #ifdef BRISK_DEBUG
 #define brisk_assert(condition)                                                                    \
@@ -76,8 +78,15 @@ static inline void segment_list_remove(segment_list_t *list, segment_t *segment)
 }
 
 /* ---- message.c: the only writer of brisk's messages ----------------------------- */
-/* printf-style formatting into a stack buffer, then platform_write. */
-INTERNAL void msg_printf(int fd, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* printf-style formatting (the conversions brisk uses, as glibc prints them)
+ * into buffer, always terminated; returns the length stored. gnu_printf:
+ * the format checks know %zu on MinGW too. */
+INTERNAL size_t msg_vformat(char *buffer, size_t size, const char *format, va_list args)
+    __attribute__((format(gnu_printf, 3, 0)));
+INTERNAL size_t msg_format(char *buffer, size_t size, const char *format, ...)
+    __attribute__((format(gnu_printf, 3, 4)));
+/* msg_format into a stack buffer, then platform_write. */
+INTERNAL void msg_printf(int fd, const char *format, ...) __attribute__((format(gnu_printf, 2, 3)));
 /* A broken internal invariant (BRISK_DEBUG): the message, then abort. */
 INTERNAL void assert_failed(const char *condition, const char *file, int line)
     __attribute__((noreturn));
@@ -154,9 +163,37 @@ INTERNAL void stack_print(int fd, void *const *frames, int count, const char *in
 INTERNAL void stack_print_current(int fd, const char *indent);
 /* A second free of a block: report it with a stack trace, then abort. */
 INTERNAL void double_free_detected(const void *p) __attribute__((noreturn));
-/* Set while a report (or diagnostic bookkeeping) runs, so the allocations it
- * makes are not themselves diagnosed. */
-INTERNAL extern _Thread_local bool tl_in_diag;
+
+/* ---- thread-local words of the slow paths ---------------------------------------- */
+/* What brisk keeps per thread besides its heap: whether a report (or
+ * diagnostic bookkeeping) runs on the thread, so that the allocations it
+ * makes are not themselves diagnosed; and the profile's count of events not
+ * yet traced (diag/profile.c). In the platform's thread-local words where it
+ * has them (platform.h), else in a _Thread_local array (report.c). */
+enum thread_word { THREAD_HEAP, THREAD_IN_DIAG, THREAD_PROFILE, THREAD_WORD_COUNT };
+_Static_assert(THREAD_WORD_COUNT <= PLATFORM_TLS_COUNT, "the platform keeps too few words");
+#ifdef PLATFORM_TLS_WORDS
+static inline uintptr_t thread_word(enum thread_word word) {
+  return platform_tls_word(word);
+}
+static inline void thread_word_set(enum thread_word word, uintptr_t value) {
+  platform_tls_word_set(word, value);
+}
+#else
+INTERNAL extern _Thread_local uintptr_t tl_words[THREAD_WORD_COUNT];
+static inline uintptr_t thread_word(enum thread_word word) {
+  return tl_words[word];
+}
+static inline void thread_word_set(enum thread_word word, uintptr_t value) {
+  tl_words[word] = value;
+}
+#endif
+static inline bool in_diag(void) {
+  return thread_word(THREAD_IN_DIAG) != 0;
+}
+static inline void in_diag_set(bool on) {
+  thread_word_set(THREAD_IN_DIAG, on);
+}
 
 /* ---- size_class.c ----------------------------------------------------------------- */
 INTERNAL extern const uint32_t class_size[CLASS_COUNT];
@@ -177,7 +214,8 @@ INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsi
 INTERNAL void *memory_reserve(size_t size, size_t alignment, size_t offset);
 INTERNAL bool memory_commit(void *p, size_t size);
 INTERNAL void memory_purge(void *p, size_t size);
-/* Returns a whole reservation (or its tail) to the OS. */
+/* Returns a whole reservation (or its tail) to the OS; a tail the OS cannot
+ * give back alone is purged (it must never be touched again). */
 INTERNAL void memory_release(void *p, size_t size);
 INTERNAL bool memory_extend(void *p, size_t size, size_t new_size);
 INTERNAL void *memory_move_grow(void *p, size_t size, size_t new_size);
@@ -189,7 +227,7 @@ INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
-#define SEGMENT_UNIT_COUNT ((size_t)1 << (47 - SEGMENT_SHIFT)) /* 128 TiB of user space */
+#define SEGMENT_UNIT_COUNT ((size_t)1 << (PLATFORM_ADDRESS_BITS - SEGMENT_SHIFT))
 INTERNAL extern _Atomic(uint8_t) *_Atomic xsegment_units;
 static inline bool segment_map_contains(const segment_t *segment) {
   uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
@@ -261,6 +299,18 @@ INTERNAL void page_queue_verify(const heap_t *heap, const page_queue_t *queue);
 INTERNAL extern heap_t heap_empty;
 /* The calling thread's heap (heap_empty until its first allocation). The one
  * thread-local read on the fast paths; every use goes through these two. */
+#ifdef PLATFORM_TLS_WORDS
+/* The word holds the heap's distance from heap_empty: a thread that never
+ * wrote it reads 0, which is heap_empty. */
+static inline heap_t *heap_current(void) {
+  return (heap_t *)((uintptr_t)&heap_empty + thread_word(THREAD_HEAP));
+}
+static inline void heap_set_current(heap_t *heap) {
+  thread_word_set(THREAD_HEAP, (uintptr_t)heap - (uintptr_t)&heap_empty);
+}
+#else
+/* A _Thread_local of its own (initial-exec), which starts as &heap_empty;
+ * the THREAD_HEAP word is not used. */
 INTERNAL extern _Thread_local heap_t *tl_heap;
 static inline heap_t *heap_current(void) {
   return tl_heap;
@@ -268,6 +318,7 @@ static inline heap_t *heap_current(void) {
 static inline void heap_set_current(heap_t *heap) {
   tl_heap = heap;
 }
+#endif
 /* A heap for the calling thread, which has none: an abandoned one or a new one. */
 INTERNAL heap_t *heap_acquire(void);
 /* The thread is leaving: its heap waits for the next new thread. */

@@ -5,7 +5,9 @@
 
 #include <string.h>
 
-_Thread_local bool tl_in_diag;
+#ifndef PLATFORM_TLS_WORDS
+_Thread_local uintptr_t tl_words[THREAD_WORD_COUNT];
+#endif
 
 /* brisk's code, when brisk is a shared library; when it is linked into the
  * program it has no range of its own, and its frames are skipped by count. */
@@ -52,7 +54,7 @@ void stack_print_current(int fd, const char *indent) {
 }
 
 void double_free_detected(const void *p) {
-  tl_in_diag = true;
+  in_diag_set(true);
   msg_printf(2, "brisk: error: double free of pointer %p (the block is already free)\n", p);
   msg_printf(2, "brisk:   at:\n");
   stack_print_current(2, "brisk:     ");

@@ -4,8 +4,6 @@
  * the offending call and of the allocation, then the program stops. */
 #include "diag.h"
 
-#include <stdio.h>
-
 #define CHECK_EXIT_STATUS 86
 
 static NOINLINE void report(const char *kind, const void *p, const diag_trailer_t *trailer,
@@ -13,7 +11,7 @@ static NOINLINE void report(const char *kind, const void *p, const diag_trailer_
 
 static void report(const char *kind, const void *p, const diag_trailer_t *trailer,
                    const char *detail) {
-  tl_in_diag = true;
+  in_diag_set(true);
   msg_printf(2, "brisk: error: %s of pointer %p\n", kind, p);
   if (detail != NULL) msg_printf(2, "brisk:   %s\n", detail);
   msg_printf(2, "brisk:   at:\n");
@@ -47,8 +45,8 @@ static const void *faulting_pointer(const platform_fault *fault) {
 static void checked_fault(const platform_fault *fault) {
   if (!report_code_is_brisk(fault->pc)) return;
   char detail[160];
-  snprintf(detail, sizeof detail,
-           "brisk never returned this pointer: reading its header at %p faulted", fault->address);
+  msg_format(detail, sizeof detail,
+             "brisk never returned this pointer: reading its header at %p faulted", fault->address);
   report("invalid free (or realloc, or size query)", faulting_pointer(fault), NULL, detail);
 }
 
@@ -82,10 +80,10 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
     report(action, p, NULL, "no block was ever handed out here");
   if (trailer->user != (uintptr_t)p) {
     const uint8_t *user = (const uint8_t *)trailer->user;
-    snprintf(detail, sizeof detail,
-             "interior pointer: %zd bytes into the %s block %p of %llu bytes",
-             (ptrdiff_t)((const uint8_t *)p - user), trailer->state == DIAG_LIVE ? "live" : "freed",
-             (const void *)user, (unsigned long long)trailer->requested);
+    msg_format(
+        detail, sizeof detail, "interior pointer: %zd bytes into the %s block %p of %llu bytes",
+        (ptrdiff_t)((const uint8_t *)p - user), trailer->state == DIAG_LIVE ? "live" : "freed",
+        (const void *)user, (unsigned long long)trailer->requested);
     report(action, p, trailer, detail);
   }
   if (trailer->state == DIAG_FREED)
@@ -97,7 +95,7 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   size_t span = canary_span(p, trailer->requested, trailer);
   for (size_t i = 0; i < span; i++) {
     if (canary[i] != CANARY) {
-      snprintf(
+      msg_format(
           detail, sizeof detail, "byte %llu past the end of the %llu-byte block was overwritten",
           (unsigned long long)(trailer->requested + i), (unsigned long long)trailer->requested);
       report("write past end of block", p, trailer, detail);

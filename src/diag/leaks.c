@@ -35,7 +35,7 @@ static void visit_segment(segment_t *segment, void *arg) {
 }
 
 void leaks_report(void) {
-  tl_in_diag = true;
+  in_diag_set(true);
   sites_reset_counts();
   leak_totals totals = {0, 0};
   segment_map_visit(visit_segment, &totals);
