@@ -11,7 +11,11 @@
 # - libbrisk.a holds the objects built with BRISK_STATIC, plus the import
 #   entries (made by dlltool from cmake/windows/*.def) of the few kernel32,
 #   bcrypt and msvcrt functions brisk calls, so that Free Pascal's linker,
-#   which has no MinGW import libraries, needs nothing else.
+#   which has no MinGW import libraries, needs nothing else. Its test
+#   windows_static_imports checks that the archive leaves no symbol
+#   undefined.
+# - The tests (tests/windows.cmake) replace the Linux ones, and run under
+#   Wine.
 if(NOT WIN32)
   return()
 endif()
@@ -26,8 +30,13 @@ set(BRISK_OVERRIDE OFF)
 list(REMOVE_ITEM BRISK_SOURCES src/api/override.c src/api/override_new.c)
 list(TRANSFORM BRISK_SOURCES REPLACE "^src/platform/linux" "src/platform/windows")
 
-# The test folders of CMakeLists.txt are Linux's.
+# The test folders of CMakeLists.txt are Linux's; brisk_windows_finish adds
+# the Windows ones instead.
+set(brisk_windows_tests ${BRISK_BUILD_TESTS})
 set(BRISK_BUILD_TESTS OFF)
+if(brisk_windows_tests)
+  enable_testing() # here: CMake ignores it in a deferred call
+endif()
 
 find_program(BRISK_DLLTOOL NAMES x86_64-w64-mingw32-dlltool REQUIRED)
 find_program(BRISK_NM NAMES x86_64-w64-mingw32-nm REQUIRED)
@@ -88,5 +97,9 @@ function(brisk_windows_finish)
       -DAR=${CMAKE_AR} -DARCHIVE=$<TARGET_FILE:brisk_static> -DIMPORTS=${imports_dir}
       -P ${PROJECT_SOURCE_DIR}/cmake/windows/merge_imports.cmake
     VERBATIM)
+
+  if(brisk_windows_tests)
+    include(${PROJECT_SOURCE_DIR}/tests/windows.cmake)
+  endif()
 endfunction()
 cmake_language(DEFER CALL brisk_windows_finish)
