@@ -14,8 +14,8 @@
 #   which has no MinGW import libraries, needs nothing else. Its test
 #   windows_static_imports checks that the archive leaves no symbol
 #   undefined.
-# - The tests (tests/windows.cmake) replace the Linux ones, and run under
-#   Wine.
+# - The tests (tests/windows.cmake) and the Free Pascal programs
+#   (pascal/win64.cmake) replace the Linux ones, and run under Wine.
 if(NOT WIN32)
   return()
 endif()
@@ -100,6 +100,7 @@ function(brisk_windows_finish)
 
   if(brisk_windows_tests)
     include(${PROJECT_SOURCE_DIR}/tests/windows.cmake)
+    include(${PROJECT_SOURCE_DIR}/pascal/win64.cmake)
   endif()
 endfunction()
 cmake_language(DEFER CALL brisk_windows_finish)
