@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing brisk need on Debian (only what is
-# missing). Usage: scripts/install-deps.sh [test|bench]   (default: test)
+# missing). Usage: scripts/install-deps.sh [test|bench|windows]   (default: test)
 # bench also tries the chart library; the peer allocators are installed by
 # ./brisk bench itself, which says which ones it had to skip.
 set -euo pipefail
@@ -8,6 +8,9 @@ want=(cmake ninja-build gcc g++ clang clang-format pkg-config make python3 sqlit
       fp-compiler fp-units-rtl fp-units-fcl)
 optional=()
 [ "${1:-test}" = bench ] && optional+=(python3-matplotlib)
+# windows: the Win64 cross toolchain, Wine, and the Free Pascal sources from
+# which scripts/build-fpc-win64.sh builds the win64 units (scripts/test-windows.sh)
+[ "${1:-test}" = windows ] && want+=(gcc-mingw-w64-x86-64-win32 wine64 fpc-source)
 
 missing() {
   for pkg in "$@"; do
