@@ -9,7 +9,11 @@
 #
 # The programs link libbrisk.a statically (no brisk.dll beside them: the
 # test pascal_win64_errors reads their PE imports), except the BRISK_SHARED
-# ones, which import brisk.dll (copied beside them).
+# ones, which import brisk.dll (copied beside them). -DBRISK_PASCAL=OFF
+# leaves all of it out.
+if(DEFINED BRISK_PASCAL AND NOT BRISK_PASCAL)
+  return()
+endif()
 set(BRISK_FPC_WIN64 "${PROJECT_SOURCE_DIR}/.cache/fpc-win64/bin/fpc-win64" CACHE FILEPATH
   "Free Pascal cross-compiling to Win64 (scripts/build-fpc-win64.sh)")
 find_program(brisk_fpc fpc)
@@ -37,6 +41,20 @@ set(brisk_win64_tests ${PROJECT_BINARY_DIR}/pascal-win64/tests)
 set(brisk_win64_bench ${PROJECT_BINARY_DIR}/pascal-win64/bench)
 file(MAKE_DIRECTORY ${brisk_win64_tests} ${brisk_win64_bench})
 
+# Free Pascal 3.2.2's linker stops with an internal error on the DWARF
+# sections (.debug_*) that gcc -g writes: the programs link a copy of
+# libbrisk.a without them (the same as libbrisk.a in a Release build).
+find_program(BRISK_OBJCOPY NAMES x86_64-w64-mingw32-objcopy REQUIRED)
+set(brisk_fpc_lib_dir ${PROJECT_BINARY_DIR}/pascal-win64/lib)
+file(MAKE_DIRECTORY ${brisk_fpc_lib_dir})
+add_custom_command(OUTPUT ${brisk_fpc_lib_dir}/libbrisk.a
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${brisk_fpc_lib_dir}
+  COMMAND ${BRISK_OBJCOPY} --strip-debug $<TARGET_FILE:brisk_static> ${brisk_fpc_lib_dir}/libbrisk.a
+  DEPENDS brisk_static
+  COMMENT "libbrisk.a for Free Pascal (no DWARF sections)"
+  VERBATIM)
+add_custom_target(pascal_win64_libbrisk DEPENDS ${brisk_fpc_lib_dir}/libbrisk.a)
+
 # brisk_fpc_win64(NAME SOURCE OUTPUT_DIR [FLAGS...]): OUTPUT_DIR/NAME.exe, with
 # a unit folder of its own (BriskMM compiles differently per define).
 function(brisk_fpc_win64 name source output_dir)
@@ -46,9 +64,12 @@ function(brisk_fpc_win64 name source output_dir)
     COMMAND ${CMAKE_COMMAND} -E make_directory ${unit_dir}
     COMMAND ${BRISK_FPC_WIN64} -O2 -vw -l- ${ARGN}
       -FU${unit_dir} -Fu${brisk_pascal_dir} -Fi${brisk_pascal_tests}
-      -Fl$<TARGET_FILE_DIR:brisk_static> -o${output} ${source}
+      -Fl${brisk_fpc_lib_dir} -o${output} ${source}
     DEPENDS ${source} ${brisk_pascal_dir}/BriskMM.pas ${brisk_pascal_tests}/checks.inc
-      brisk_static brisk
+      ${brisk_fpc_lib_dir}/libbrisk.a brisk
+    # fpc looks for libraries in its working directory before -Fl: not the
+    # build folder, whose libbrisk.a may have DWARF sections
+    WORKING_DIRECTORY ${brisk_fpc_lib_dir}
     COMMENT "fpc win64 ${name}"
     VERBATIM)
   add_custom_target(pascal_win64_${name} ALL DEPENDS ${output})

@@ -74,12 +74,18 @@ int main(void) {
     s = api_stats();
   }
   printf("heaps created %llu, abandoned %llu\n", s.heaps_created, s.heaps_abandoned);
-  CHECK_MSG(s.heaps_created <= 2 * (AT_ONCE + 1),
+  /* Such a heap is abandoned by a thread-pool callback just after its thread
+   * ends, so a thread started in that moment takes a new heap: a few more
+   * than AT_ONCE + 1, far fewer than THREADS (which is what it costs when
+   * the late heaps are never abandoned). */
+  CHECK_MSG(s.heaps_created <= THREADS / 8,
             "%llu heaps created for %d threads, %d at once: the heaps of threads that "
             "allocated after their exit callback were not reused",
             s.heaps_created, THREADS, AT_ONCE);
   CHECK_MSG(s.heaps_abandoned + 1 == s.heaps_created,
             "%llu of %llu heaps abandoned: every heap but the main thread's should be",
             s.heaps_abandoned, s.heaps_created);
+  /* the main thread allocates late too, while the process ends */
+  FlsSetValue(late_index, (void *)1);
   return test_finish();
 }

@@ -196,8 +196,20 @@ static bool arm_thread_end(void *value) {
   return false;
 }
 
+/* While the process ends (ExitProcess: the DLLs' process detach), a late
+ * heap is left as it is: nobody will need it, and the thread pool is going. */
+typedef BOOLEAN(WINAPI *shutdown_query_fn)(void);
+static shutdown_query_fn shutdown_in_progress;
+
+static bool process_ending(void) {
+  return shutdown_in_progress != NULL && shutdown_in_progress();
+}
+
 bool platform_thread_exit_init(void (*callback)(void *value)) {
   atomic_store_explicit(&xthread_exit_callback, callback, memory_order_release);
+  HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+  FARPROC query = ntdll != NULL ? GetProcAddress(ntdll, "RtlDllShutdownInProgress") : NULL;
+  if (query != NULL) shutdown_in_progress = (shutdown_query_fn)(void (*)(void))query;
   exited_index = TlsAlloc();
   if (exited_index == TLS_OUT_OF_INDEXES) return false;
   fls_index = FlsAlloc(on_fiber_exit);
@@ -207,7 +219,8 @@ bool platform_thread_exit_init(void (*callback)(void *value)) {
 void platform_thread_exit_arm(void *value) {
   if (fls_index == FLS_OUT_OF_INDEXES) return;
   DWORD saved_error = GetLastError();
-  if (TlsGetValue(exited_index) == NULL || !arm_thread_end(value)) FlsSetValue(fls_index, value);
+  if (TlsGetValue(exited_index) == NULL || process_ending() || !arm_thread_end(value))
+    FlsSetValue(fls_index, value);
   SetLastError(saved_error);
 }
 
@@ -241,19 +254,19 @@ static bool tls_slot_usable(DWORD index) {
 
 bool platform_tls_init(void) {
   DWORD saved_error = GetLastError();
-  bool ready = true;
-  for (int i = 0; i < PLATFORM_TLS_COUNT && ready; i++) {
-    tls_index[i] = TlsAlloc();
-    ready = tls_slot_usable(tls_index[i]);
-    if (!ready && tls_index[i] != TLS_OUT_OF_INDEXES) TlsFree(tls_index[i]);
-    if (!ready) {
-      while (--i >= 0)
-        TlsFree(tls_index[i]);
-    }
+  int taken = 0;
+  for (; taken < PLATFORM_TLS_COUNT; taken++) {
+    tls_index[taken] = TlsAlloc();
+    if (!tls_slot_usable(tls_index[taken])) break;
   }
+  bool ready = taken == PLATFORM_TLS_COUNT;
   if (ready) {
     for (int i = 0; i < PLATFORM_TLS_COUNT; i++)
       platform_tls_offset[i] = TEB_SLOT_OFFSET(tls_index[i]);
+  } else { /* give back what was taken */
+    if (tls_index[taken] != TLS_OUT_OF_INDEXES) TlsFree(tls_index[taken]);
+    while (taken-- > 0)
+      TlsFree(tls_index[taken]);
   }
   SetLastError(saved_error);
   return ready;
