@@ -2,9 +2,9 @@
  * VirtualFree; the clock, thread exit (fiber-local storage callbacks),
  * thread-local words (TlsAlloc slots read from the TEB) and process facts.
  *
- * Everything here comes from kernel32 and bcrypt, never from a C runtime's
- * helpers, so that the static library links into programs that have none
- * (Free Pascal, Delphi). Failures that are part of normal operation (an
+ * Everything here comes from kernel32 and bcrypt (and errno from msvcrt),
+ * never from MinGW's runtime libraries, so that the static library links
+ * into programs built without them (Free Pascal, Delphi). Failures that are part of normal operation (an
  * address already taken, a tail that cannot be released) leave the
  * thread's last-error value as the program set it. */
 #include "platform.h"
