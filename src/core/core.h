@@ -78,15 +78,21 @@ static inline void segment_list_remove(segment_list_t *list, segment_t *segment)
 }
 
 /* ---- message.c: the only writer of brisk's messages ----------------------------- */
+/* The format checks of brisk's own formatting: GCC's gnu_printf, which knows
+ * %zu on MinGW too (GCC's printf means msvcrt's there); clang has only printf. */
+#ifdef __clang__
+#define MSG_FORMAT(format_index, first_arg) __attribute__((format(printf, format_index, first_arg)))
+#else
+#define MSG_FORMAT(format_index, first_arg)                                                        \
+  __attribute__((format(gnu_printf, format_index, first_arg)))
+#endif
 /* printf-style formatting (the conversions brisk uses, as glibc prints them)
- * into buffer, always terminated; returns the length stored. gnu_printf:
- * the format checks know %zu on MinGW too. */
+ * into buffer, always terminated; returns the length stored. */
 INTERNAL size_t msg_vformat(char *buffer, size_t size, const char *format, va_list args)
-    __attribute__((format(gnu_printf, 3, 0)));
-INTERNAL size_t msg_format(char *buffer, size_t size, const char *format, ...)
-    __attribute__((format(gnu_printf, 3, 4)));
+    MSG_FORMAT(3, 0);
+INTERNAL size_t msg_format(char *buffer, size_t size, const char *format, ...) MSG_FORMAT(3, 4);
 /* msg_format into a stack buffer, then platform_write. */
-INTERNAL void msg_printf(int fd, const char *format, ...) __attribute__((format(gnu_printf, 2, 3)));
+INTERNAL void msg_printf(int fd, const char *format, ...) MSG_FORMAT(2, 3);
 /* A broken internal invariant (BRISK_DEBUG): the message, then abort. */
 INTERNAL void assert_failed(const char *condition, const char *file, int line)
     __attribute__((noreturn));

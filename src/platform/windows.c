@@ -4,9 +4,9 @@
  *
  * Everything here comes from kernel32 and bcrypt (and errno from msvcrt),
  * never from MinGW's runtime libraries, so that the static library links
- * into programs built without them (Free Pascal, Delphi). Failures that are part of normal operation (an
- * address already taken, a tail that cannot be released) leave the
- * thread's last-error value as the program set it. */
+ * into programs built without them (Free Pascal, Delphi). Failures that are
+ * part of normal operation (an address already taken, a tail that cannot
+ * be released) leave the thread's last-error value as the program set it. */
 #include "platform.h"
 
 #include <bcrypt.h>
