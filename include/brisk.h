@@ -19,11 +19,24 @@ extern "C" {
 #define BRISK_VERSION_MINOR 1
 #define BRISK_VERSION_PATCH 0
 
-#if defined(__GNUC__)
+/* Windows: brisk.dll exports the API; a program that links the static
+ * library instead defines BRISK_STATIC before including this header. */
+#if defined(_WIN32)
+#if defined(BRISK_BUILDING_DLL)
+#define BRISK_API __declspec(dllexport)
+#elif defined(BRISK_STATIC)
+#define BRISK_API
+#else
+#define BRISK_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
 #define BRISK_API __attribute__((visibility("default")))
-#define BRISK_MALLOC_ATTR __attribute__((malloc, warn_unused_result))
 #else
 #define BRISK_API
+#endif
+#if defined(__GNUC__)
+#define BRISK_MALLOC_ATTR __attribute__((malloc, warn_unused_result))
+#else
 #define BRISK_MALLOC_ATTR
 #endif
 
@@ -92,6 +105,17 @@ BRISK_API void *brisk_binding_realloc(void *block, size_t size, size_t *usable);
 /* Usable bytes in blocks allocated and not yet freed through brisk_binding_*
  * (all threads; exact once the threads are quiet). */
 BRISK_API size_t brisk_binding_bytes_in_use(void);
+/* Sets brisk up now (idempotent); returns 1, or 0 when brisk cannot work
+ * (said on stderr). Needed where a program runs no C constructors and may
+ * call brisk before anything else does: a Windows program linked by Free
+ * Pascal or Delphi with the static library. brisk.dll, and MinGW-linked
+ * programs, set brisk up before their own code runs. */
+BRISK_API int brisk_binding_init(void);
+/* The program is ending: writes the reports of the diagnostic modes
+ * (BRISK_STATS, BRISK_LEAKS, BRISK_PROFILE) now, once; later calls and the
+ * reports at exit do nothing. Needed where no C destructor runs at exit:
+ * the same programs as brisk_binding_init (BriskMM calls it last). */
+BRISK_API void brisk_binding_done(void);
 
 /* ---- statistics ---------------------------------------------------------
  * Per-call counts (mallocs, frees, per size class) are kept only while a

@@ -1,12 +1,15 @@
-{ BriskMM: the brisk allocator as the Free Pascal memory manager.
+{ BriskMM: the brisk allocator as the memory manager of a Free Pascal or
+  Delphi program.
 
   Adoption is one line: put BriskMM first in the program's uses clause.
 
     program MyApp;
     uses
-      BriskMM, cthreads, Classes, SysUtils;
+      BriskMM, cthreads, Classes, SysUtils;    // Free Pascal on Linux
+      BriskMM, Classes, SysUtils;              // Free Pascal on Windows, Delphi
 
-  and compile with the folder holding libbrisk.a on the library path:
+  Free Pascal, Linux: compile with the folder holding libbrisk.a on the
+  library path:
 
     fpc -Fu<brisk>/pascal -Fl<brisk>/build MyApp.pas
 
@@ -14,11 +17,19 @@
   deployed beside it. Define BRISK_SHARED (fpc -dBRISK_SHARED) to link
   libbrisk.so.0 instead; the program then needs that library at run time.
 
+  Free Pascal, Win64: the same, with libbrisk.a of the Windows build (which
+  carries the import entries of the Windows functions brisk calls, so that
+  no MinGW library is needed), or -dBRISK_SHARED to import brisk.dll.
+
+  Delphi (Win64): the unit imports brisk.dll; see "Delphi" below.
+
   Why first: a memory manager can only free what it allocated. Every unit
   initialised before BriskMM allocates from the manager that was active then,
-  and those blocks would later reach brisk. BriskMM therefore checks, when it
-  initialises, that no other manager is installed (heaptrc from -gh, cmem, ...)
-  and that the RTL's default heap has not handed out a block yet. If either is
+  and those blocks would later reach brisk. Under Free Pascal BriskMM
+  therefore checks, when it initialises, that no other manager is installed
+  (heaptrc from -gh, cmem, ...) and that the RTL's default heap has not
+  handed out a block yet (on Windows: none besides the command-line
+  arguments, which the system unit keeps there for ParamStr). If either is
   false it writes what to do on stderr and ends the program with exit code 3,
   before installing itself, so nothing has been mixed. At run time every
   pointer given to FreeMem, FreeMemSize, ReAllocMem or MemSize is checked
@@ -26,11 +37,12 @@
   allocate gives a message on stderr and runtime error 204 (EInvalidPointer
   when SysUtils is used) instead of memory corruption.
 
-  Order with cthreads: "BriskMM, cthreads", in that order. BriskMM needs no
-  thread manager (brisk keeps its per-thread state, the count of used bytes
-  included, in C thread-local storage), while cthreads brings in
-  the unit "unix", whose initialisation allocates (it reads the time zone
-  file); "cthreads, BriskMM" is therefore reported as not first.
+  Order with cthreads (Unix): "BriskMM, cthreads", in that order. BriskMM
+  needs no thread manager (brisk keeps its per-thread state, the count of
+  used bytes included, in its own thread-local storage), while cthreads
+  brings in the unit "unix", whose initialisation allocates (it reads the
+  time zone file); "cthreads, BriskMM" is therefore reported as not first.
+  On Windows threads need no extra unit.
 
   Heap status: GetHeapStatus and GetFPCHeapStatus report real, process-wide
   figures (the RTL's default heap reports the calling thread's heap only).
@@ -48,31 +60,52 @@
   (brisk_binding_malloc, brisk_binding_free), which allocates or frees, checks
   that brisk owns the pointer and keeps the count, all in C. The unit itself
   keeps no per-thread state: FPC thread variables go through a relocation
-  call on every access, which cost more than brisk's whole fast path. }
+  call on every access, which cost more than brisk's whole fast path.
+
+  Delphi: the unit installs brisk with SetMemoryManager and Delphi's
+  TMemoryManagerEx (GetMem, FreeMem, ReallocMem, AllocMem,
+  RegisterExpectedMemoryLeak, UnregisterExpectedMemoryLeak), importing
+  brisk.dll (deploy it beside the program). Delphi's RTL deals with
+  GetMem(0), FreeMem(nil), ReallocMem(nil, N) and ReallocMem(P, 0) before it
+  calls a manager, and raises EOutOfMemory or EInvalidPointer from the
+  results. Delphi's RTL may allocate before the first unit of a program, so
+  instead of refusing to start, BriskMM hands a pointer that brisk did not
+  allocate to the manager that was installed before it (Delphi's own), which
+  frees it or reports it as invalid. brisk keeps no list of expected leaks:
+  RegisterExpectedMemoryLeak and UnregisterExpectedMemoryLeak return False,
+  and Delphi's GetHeapStatus and GetMemoryManagerState describe Delphi's
+  own manager, not brisk (use BriskMemoryInfo). The Delphi part has not been
+  compiled: no Delphi compiler was available to the developers; it follows
+  Delphi's documented System unit. }
 unit BriskMM;
 
+{$IFDEF FPC}
 {$mode objfpc}
-{ The memory manager runs underneath every check the user may have turned on
-  for the program (-Cr, -Co, -Ct, -Ci); none of them may fire in here. }
-{$R-}{$Q-}{$S-}{$I-}
 {$implicitexceptions off}
 {$inline on}
+{$S-}
+{$ENDIF}
+{ The memory manager runs underneath every check the user may have turned on
+  for the program (-Cr, -Co, -Ct, -Ci); none of them may fire in here. }
+{$R-}{$Q-}{$I-}
 
 interface
 
 const
   { Exit code when BriskMM finds at initialisation that it is not first. }
   BriskExitNotFirst = 3;
+  { Exit code when brisk cannot set itself up (Windows: no TLS index left). }
+  BriskExitInitFailed = 4;
 
 type
   { Mirror of brisk_memory_info in include/brisk.h. }
   TBriskMemoryInfo = record
-    StructSize: PtrUInt;     { set by the caller to SizeOf(TBriskMemoryInfo) }
-    Mapped: PtrUInt;         { address space currently mapped from the OS }
-    MappedPeak: PtrUInt;
-    Committed: PtrUInt;      { mapped minus purged: an upper bound on resident }
-    CommittedPeak: PtrUInt;
-    LargeInUse: PtrUInt;     { bytes in live blocks served directly by the OS }
+    StructSize: NativeUInt;     { set by the caller to SizeOf(TBriskMemoryInfo) }
+    Mapped: NativeUInt;         { address space currently mapped from the OS }
+    MappedPeak: NativeUInt;
+    Committed: NativeUInt;      { mapped minus purged: an upper bound on resident }
+    CommittedPeak: NativeUInt;
+    LargeInUse: NativeUInt;     { bytes in live blocks served directly by the OS }
   end;
 
 { The parts of the C API (include/brisk.h) that a Pascal program may want
@@ -88,11 +121,50 @@ implementation
 
 { --- the C API ------------------------------------------------------------ }
 
-{$MACRO ON}
-{$IFDEF BRISK_SHARED}
 const
+{$IFDEF MSWINDOWS}
+  BriskLibName = 'brisk.dll';
+{$ELSE}
   BriskLibName = 'brisk';   { libbrisk.so(.0), found by the dynamic loader }
-{$DEFINE BRISK_EXTERNAL := external BriskLibName name}
+{$ENDIF}
+
+{ The entry points for bindings: allocate, free or resize and keep brisk's
+  count of bytes in live blocks, in one call each. brisk_binding_free
+  returns the usable size it freed, or 0 (freeing nothing) when brisk does
+  not own the pointer. On Windows brisk_binding_init sets brisk up (its
+  thread-local slots, its thread-exit callback): a program linked by Free
+  Pascal or Delphi runs no C constructors, so the binding calls it, before
+  the first allocation. It returns 0 when brisk cannot work. Nor does such a
+  program run C destructors: brisk_binding_done writes the reports of
+  brisk's diagnostic modes at the end instead.
+
+  The same declarations appear twice: once for a shared library (Delphi
+  always, Free Pascal with BRISK_SHARED) and once for the static library. }
+{$IF DEFINED(BRISK_SHARED) OR NOT DEFINED(FPC)}
+function brisk_version: PAnsiChar; cdecl; external BriskLibName name 'brisk_version';
+function brisk_binding_malloc(Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
+  external BriskLibName name 'brisk_binding_malloc';
+function brisk_binding_free(Block: Pointer): NativeUInt; cdecl;
+  external BriskLibName name 'brisk_binding_free';
+function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
+  external BriskLibName name 'brisk_binding_realloc';
+function brisk_binding_bytes_in_use: NativeUInt; cdecl;
+  external BriskLibName name 'brisk_binding_bytes_in_use';
+function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external BriskLibName name 'brisk_usable_size';
+function brisk_owns(Block: Pointer): LongInt; cdecl; external BriskLibName name 'brisk_owns';
+procedure brisk_collect; cdecl; external BriskLibName name 'brisk_collect';
+function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl;
+  external BriskLibName name 'brisk_memory_info_get';
+{$IFDEF MSWINDOWS}
+function brisk_binding_init: LongInt; cdecl; external BriskLibName name 'brisk_binding_init';
+procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_done';
+{$ENDIF}
+{$ELSE}
+{$IFDEF MSWINDOWS}
+  { The Windows libbrisk.a holds, besides brisk's objects, the import entries
+    of the few Windows functions it calls (kernel32, msvcrt), so that Free
+    Pascal's linker needs no MinGW import library. }
+  {$LINKLIB libbrisk.a}
 {$ELSE}
   { The archive is looked up on the library path (-Fl). Naming the file, not
     just "brisk", makes ld take libbrisk.a even when libbrisk.so lies in the
@@ -104,30 +176,115 @@ const
   {$LINKLIB c}
   {$LINKLIB pthread}
   {$LINKLIB dl}
-{$DEFINE BRISK_EXTERNAL := external name}
 {$ENDIF}
+function brisk_version: PAnsiChar; cdecl; external name 'brisk_version';
+function brisk_binding_malloc(Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
+  external name 'brisk_binding_malloc';
+function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'brisk_binding_free';
+function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
+  external name 'brisk_binding_realloc';
+function brisk_binding_bytes_in_use: NativeUInt; cdecl; external name 'brisk_binding_bytes_in_use';
+function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external name 'brisk_usable_size';
+function brisk_owns(Block: Pointer): LongInt; cdecl; external name 'brisk_owns';
+procedure brisk_collect; cdecl; external name 'brisk_collect';
+function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; external name 'brisk_memory_info_get';
+{$IFDEF MSWINDOWS}
+function brisk_binding_init: LongInt; cdecl; external name 'brisk_binding_init';
+procedure brisk_binding_done; cdecl; external name 'brisk_binding_done';
+{$ENDIF}
+{$IFEND}
 
-function brisk_version: PAnsiChar; cdecl; BRISK_EXTERNAL 'brisk_version';
-{ The entry points for bindings: allocate, free or resize and keep brisk's
-  count of bytes in live blocks, in one call each. brisk_binding_free
-  returns the usable size it freed, or 0 (freeing nothing) when brisk does
-  not own the pointer. }
-function brisk_binding_malloc(Size: PtrUInt; out Usable: PtrUInt): Pointer; cdecl;
-  BRISK_EXTERNAL 'brisk_binding_malloc';
-function brisk_binding_free(Block: Pointer): PtrUInt; cdecl; BRISK_EXTERNAL 'brisk_binding_free';
-function brisk_binding_realloc(Block: Pointer; Size: PtrUInt; out Usable: PtrUInt): Pointer; cdecl;
-  BRISK_EXTERNAL 'brisk_binding_realloc';
-function brisk_binding_bytes_in_use: PtrUInt; cdecl; BRISK_EXTERNAL 'brisk_binding_bytes_in_use';
-function brisk_usable_size(Block: Pointer): PtrUInt; cdecl; BRISK_EXTERNAL 'brisk_usable_size';
-function brisk_owns(Block: Pointer): LongInt; cdecl; BRISK_EXTERNAL 'brisk_owns';
-procedure brisk_collect; cdecl; BRISK_EXTERNAL 'brisk_collect';
-function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; BRISK_EXTERNAL 'brisk_memory_info_get';
+{ --- shared by the Free Pascal and Delphi managers ---------------------------- }
+
+var
+  Installed: Boolean = False;
+
+{ HexStr without the RTL of either compiler: this runs inside the manager. }
+function PointerHex(P: Pointer): ShortString;
+const
+  Digits: array[0..15] of AnsiChar = '0123456789ABCDEF';
+var
+  Value: NativeUInt;
+  I: Integer;
+begin
+  Value := NativeUInt(P);
+  SetLength(Result, 2 * SizeOf(Pointer));
+  for I := 2 * SizeOf(Pointer) downto 1 do
+  begin
+    Result[I] := Digits[Value and 15];
+    Value := Value shr 4;
+  end;
+end;
+
+procedure ReportForeign(const Operation: ShortString; P: Pointer);
+begin
+  Writeln(ErrOutput, 'BriskMM: ', Operation, ' was given pointer $', PointerHex(P),
+    ', which brisk did not allocate.');
+  Writeln(ErrOutput, 'BriskMM: memory from another memory manager (or a pointer that was never',
+    ' allocated) reached BriskMM; is BriskMM the first unit in the program''s uses clause?');
+  Flush(ErrOutput);
+end;
+
+const
+  { Blocks up to this size are not moved by a ReAllocMem that shrinks them. }
+  ShrinkInPlaceMax = 512;
+
+{ Resizes a block that brisk owns (Size > 0). A block that still holds Size
+  bytes stays where it is when brisk would keep it too (at least half used),
+  and always when it is small: the RTL's default heap never moves a block of
+  up to 544 bytes that shrinks, and cmem (glibc) shrinks in place as well.
+  This matters for strings: SetLength on a string it owns alone calls
+  ReAllocMem only to shrink it to half or less (ReadLn does so for every line
+  shorter than about 120 characters), and brisk_realloc moves such a block,
+  a malloc, copy and free per line. What a small block keeps is at most
+  ShrinkInPlaceMax bytes, as with the default heap. nil when out of memory
+  (P is then still valid). }
+function ResizeOwned(P: Pointer; Size: NativeUInt): Pointer;
+var
+  Usable: NativeUInt;
+begin
+  Usable := brisk_usable_size(P);
+  if (Size <= Usable) and ((Usable <= ShrinkInPlaceMax) or (Size >= Usable div 2)) then
+    Exit(P);
+  Result := brisk_binding_realloc(P, Size, Usable);
+end;
+
+function CurrentInfo: TBriskMemoryInfo;
+begin
+  FillChar(Result, SizeOf(Result), 0);
+  Result.StructSize := SizeOf(Result);
+  brisk_memory_info_get(Result);
+end;
+
+procedure NotFirst(const Reason, Rule: ShortString);
+begin
+  Writeln(ErrOutput, 'BriskMM: ', Reason);
+  Writeln(ErrOutput, 'BriskMM: BriskMM must be the first unit in the program''s uses clause', Rule, '.');
+  Writeln(ErrOutput, 'BriskMM: the program stops here, before anything was mixed between memory managers.');
+  Flush(ErrOutput);
+  Halt(BriskExitNotFirst);
+end;
+
+{ Sets brisk up where no C constructor does it (see brisk_binding_init). }
+procedure StartBrisk;
+begin
+{$IFDEF MSWINDOWS}
+  if brisk_binding_init = 0 then
+  begin
+    Writeln(ErrOutput, 'BriskMM: brisk could not set itself up; the program stops before it allocates.');
+    Flush(ErrOutput);
+    Halt(BriskExitInitFailed);
+  end;
+{$ENDIF}
+end;
+
+{$IFDEF FPC}
+{ --- Free Pascal: TMemoryManager ------------------------------------------------ }
 
 var
   { The largest CurrHeapUsed a status call has seen (see the unit's header).
     Int64 so that InterlockedCompareExchange64 applies; 64-bit targets only. }
   PeakUsedSeen: Int64 = 0;
-  Installed: Boolean = False;
 
 { Raises PeakUsedSeen to Used unless another thread already saw more. }
 procedure NotePeak(Used: Int64);
@@ -143,8 +300,6 @@ begin
   end;
 end;
 
-{ --- errors ----------------------------------------------------------------- }
-
 { The RTL's own way to raise a runtime error from inside the heap: unlike
   RunError it goes through ErrorProc, so that with SysUtils 203 becomes
   EOutOfMemory and 204 EInvalidPointer, exactly as with the default heap. }
@@ -152,11 +307,7 @@ procedure HandleError(ErrorNumber: LongInt); external name 'FPC_HANDLEERROR';
 
 procedure ForeignPointer(const Operation: ShortString; P: Pointer);
 begin
-  Writeln(StdErr, 'BriskMM: ', Operation, ' was given pointer $', HexStr(P),
-    ', which brisk did not allocate.');
-  Writeln(StdErr, 'BriskMM: memory from another memory manager (or a pointer that was never',
-    ' allocated) reached BriskMM; is BriskMM the first unit in the program''s uses clause?');
-  Flush(StdErr);
+  ReportForeign(Operation, P);
   HandleError(204);   { invalid pointer operation; EInvalidPointer with SysUtils }
 end;
 
@@ -206,9 +357,9 @@ begin
   Result := brisk_usable_size(P);
   if Size > Result then
   begin
-    Writeln(StdErr, 'BriskMM: FreeMem(P, ', Size, ') on pointer $', HexStr(P),
+    Writeln(ErrOutput, 'BriskMM: FreeMem(P, ', Size, ') on pointer $', PointerHex(P),
       ', a block of only ', Result, ' bytes.');
-    Flush(StdErr);
+    Flush(ErrOutput);
     HandleError(204);
   end;
   Result := brisk_binding_free(P);
@@ -229,17 +380,12 @@ begin
   FillChar(Result^, Size, 0);
 end;
 
-const
-  { Blocks up to this size are not moved by a ReAllocMem that shrinks them. }
-  ShrinkInPlaceMax = 512;
-
 { ReAllocMem(P, 0) frees P and sets it to nil; ReAllocMem(nil, N) allocates.
   On failure P is left as it was (still valid) and nil is returned when
   ReturnNilIfGrowHeapFails is set, runtime error 203 otherwise. }
 function BriskReAllocMem(var P: Pointer; Size: PtrUInt): Pointer;
 var
   NewP: Pointer;
-  Usable: PtrUInt;
 begin
   if Size = 0 then
   begin
@@ -259,19 +405,7 @@ begin
     foreign pointer must be caught before. }
   if brisk_owns(P) = 0 then
     ForeignPointer('ReAllocMem', P);
-  { A block that still holds Size bytes stays where it is when brisk would
-    keep it too (at least half used), and always when it is small: the
-    RTL's default heap never moves a block of up to 544 bytes that shrinks,
-    and cmem (glibc) shrinks in place as well. This matters for strings:
-    SetLength on a string it owns alone calls ReAllocMem only to shrink it
-    to half or less (ReadLn does so for every line shorter than about 120
-    characters), and brisk_realloc moves such a block, a malloc, copy and
-    free per line. What a small block keeps is at most ShrinkInPlaceMax
-    bytes, as with the default heap. }
-  Usable := brisk_usable_size(P);
-  if (Size <= Usable) and ((Usable <= ShrinkInPlaceMax) or (Size >= Usable div 2)) then
-    Exit(P);
-  NewP := brisk_binding_realloc(P, Size, Usable);
+  NewP := ResizeOwned(P, Size);
   if NewP = nil then
     Exit(OutOfMemory);
   P := NewP;
@@ -307,13 +441,6 @@ begin
     Result := High(Cardinal)
   else
     Result := Cardinal(Value);
-end;
-
-function CurrentInfo: TBriskMemoryInfo;
-begin
-  FillChar(Result, SizeOf(Result), 0);
-  Result.StructSize := SizeOf(Result);
-  brisk_memory_info_get(Result);
 end;
 
 function BriskGetFPCHeapStatus: TFPCHeapStatus;
@@ -369,6 +496,116 @@ const
     GetFPCHeapStatus: @BriskGetFPCHeapStatus;
   );
 
+{$IFDEF MSWINDOWS}
+{ What the default heap holds before any unit initialises. On Windows the
+  system unit builds ParamStr's argument list there (argv and one block per
+  argument, kept for the life of the program and never given to the memory
+  manager). CurrHeapUsed counts each of those blocks as its MemSize plus a
+  chunk header of one to three words, so this bound is never below what the
+  RTL used; an allocation by another unit that fits in the slack of up to
+  two words per block goes unnoticed here, and is reported as a foreign
+  pointer when it is freed. }
+function HeapUsedByStartup: PtrUInt;
+const
+  MaxChunkHeader = 3 * SizeOf(PtrUInt);
+var
+  I: Integer;
+begin
+  Result := 0;
+  if argv = nil then
+    Exit;
+  Result := MemSize(argv) + MaxChunkHeader;
+  for I := 0 to argc - 1 do
+    Inc(Result, MemSize(argv[I]) + MaxChunkHeader);
+end;
+{$ELSE}
+function HeapUsedByStartup: PtrUInt;
+begin
+  Result := 0;
+end;
+{$ENDIF}
+
+procedure Install;
+const
+  Rule = {$IFDEF UNIX}' (before cthreads too)' +{$ENDIF}
+    ', and the program must not be built with -gh (heaptrc)';
+begin
+  if IsMemoryManagerSet then
+    NotFirst('another memory manager (heaptrc, cmem, ...) was installed before BriskMM.', Rule);
+  { The default heap's status is per thread; at this point only the main
+    thread exists, and every unit initialised so far ran in it. }
+  if GetFPCHeapStatus.CurrHeapUsed > HeapUsedByStartup then
+    NotFirst('units initialised before BriskMM have already allocated memory from the default heap.', Rule);
+  StartBrisk;
+  SetMemoryManager(BriskMemoryManager);
+  Installed := True;
+end;
+
+{$ELSE}
+{ --- Delphi: TMemoryManagerEx (System) -------------------------------------------- }
+{ Not compiled by the developers (no Delphi compiler was available); written
+  from Delphi's documented System unit, Delphi XE2 or later, Win64. }
+
+var
+  { Delphi's own manager: blocks it handed out before BriskMM went in. }
+  Previous: TMemoryManagerEx;
+
+function DelphiGetMem(Size: NativeInt): Pointer;
+var
+  Usable: NativeUInt;
+begin
+  Result := brisk_binding_malloc(Size, Usable);   { nil: the RTL raises EOutOfMemory }
+end;
+
+function DelphiFreeMem(P: Pointer): Integer;
+begin
+  if brisk_binding_free(P) <> 0 then
+    Result := 0
+  else
+    Result := Previous.FreeMem(P);   { non-zero: the RTL raises EInvalidPointer }
+end;
+
+function DelphiReallocMem(P: Pointer; Size: NativeInt): Pointer;
+begin
+  if brisk_owns(P) <> 0 then
+    Result := ResizeOwned(P, Size)
+  else
+    Result := Previous.ReallocMem(P, Size);
+end;
+
+function DelphiAllocMem(Size: NativeInt): Pointer;
+var
+  Usable: NativeUInt;
+begin
+  Result := brisk_binding_malloc(Size, Usable);
+  if Result <> nil then
+    FillChar(Result^, Size, 0);
+end;
+
+function DelphiNoLeakList(P: Pointer): Boolean;
+begin
+  Result := False;
+end;
+
+procedure Install;
+var
+  Manager: TMemoryManagerEx;
+begin
+  if IsMemoryManagerSet then
+    NotFirst('another memory manager was installed before BriskMM.', ' (the .dpr file)');
+  GetMemoryManager(Previous);
+  StartBrisk;
+  Manager.GetMem := DelphiGetMem;
+  Manager.FreeMem := DelphiFreeMem;
+  Manager.ReallocMem := DelphiReallocMem;
+  Manager.AllocMem := DelphiAllocMem;
+  Manager.RegisterExpectedMemoryLeak := DelphiNoLeakList;
+  Manager.UnregisterExpectedMemoryLeak := DelphiNoLeakList;
+  SetMemoryManager(Manager);
+  Installed := True;
+end;
+{$ENDIF}
+
 { --- public helpers ---------------------------------------------------------- }
 
 function BriskVersion: AnsiString;
@@ -396,34 +633,20 @@ begin
   Result := Installed;
 end;
 
-{ --- installation -------------------------------------------------------------- }
-
-var
-  PreviousManager: TMemoryManager;
-
-procedure NotFirst(const Reason: ShortString);
-begin
-  Writeln(StdErr, 'BriskMM: ', Reason);
-  Writeln(StdErr, 'BriskMM: BriskMM must be the first unit in the program''s uses clause ',
-    '(before cthreads too), and the program must not be built with -gh (heaptrc).');
-  Writeln(StdErr, 'BriskMM: the program stops here, before anything was mixed between memory managers.');
-  Flush(StdErr);
-  Halt(BriskExitNotFirst);
-end;
-
 initialization
-  GetMemoryManager(PreviousManager);
-  if IsMemoryManagerSet then
-    NotFirst('another memory manager (heaptrc, cmem, ...) was installed before BriskMM.');
-  { The default heap's status is per thread; at this point only the main
-    thread exists, and every unit initialised so far ran in it. }
-  if GetFPCHeapStatus.CurrHeapUsed <> 0 then
-    NotFirst('units initialised before BriskMM have already allocated memory from the default heap.');
-  SetMemoryManager(BriskMemoryManager);
-  Installed := True;
+  Install;
 
 finalization
   { Blocks still alive (threads not yet ended, globals of units finalised
     after this one) must keep reaching brisk, so the manager stays installed:
-    the RTL's heap finalisation and libc's exit code never call into it. }
+    the RTL's heap finalisation and the C runtime's exit code never call
+    into it. }
+{$IF DEFINED(MSWINDOWS) AND DEFINED(FPC) AND NOT DEFINED(BRISK_SHARED)}
+  { Linked into the program, brisk gets no C destructor here: the reports of
+    its diagnostic modes (BRISK_STATS, BRISK_LEAKS) are written now, after
+    every other unit's finalization. brisk.dll writes them when it is
+    unloaded at exit. }
+  if Installed then
+    brisk_binding_done;
+{$IFEND}
 end.

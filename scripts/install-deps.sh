@@ -8,6 +8,8 @@
 #   scripts/install-deps.sh bench     what `./brisk bench` needs to build, plus the
 #                                     peer allocators and the chart library if it can
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
+#   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
+#                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
 #
 # Installs only what is missing and runs `apt-get update` only when apt does not
 # know a package yet (or an install failed on stale package lists). Not root:
@@ -22,14 +24,18 @@ build="cmake ninja-build make gcc g++ pkg-config binutils fp-compiler fp-units-r
 test="$base $build clang libclang-rt-14-dev clang-format sqlite3"
 peers="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2"
 chart="python3-matplotlib"
+# The Win64 cross compiler, Wine to run its programs, and the Free Pascal
+# sources scripts/build-fpc-win64.sh builds the win64 units from.
+windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 
 mode=${1:-test}
 case "$mode" in
   base) required=$base optional= ;;
   test) required=$test optional= ;;
-  bench) required="$base $build" optional="$peers $chart" ;;
+  bench) required="$base $build" optional="$peers $chart valgrind" ;;
   overhead) required="$base $build valgrind" optional= ;;
-  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead]" >&2; exit 64 ;;
+  windows) required="$test $windows" optional= ;;
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows]" >&2; exit 64 ;;
 esac
 
 say() { echo "install-deps: $*" >&2; }

@@ -38,6 +38,7 @@ static int (*x_owns)(const void *);
 static void (*x_collect)(void);
 static int (*x_info_get)(brisk_memory_info *);
 static int (*x_heap_check)(void);
+static int (*x_stats_get)(brisk_stats *);
 
 /* Resolves the brisk extras; a missing one is a failure (brisk is not
  * loaded), and the program stops. */
@@ -47,9 +48,10 @@ static inline void api_init(void) {
   *(void **)&x_collect = dlsym(RTLD_DEFAULT, "brisk_collect");
   *(void **)&x_info_get = dlsym(RTLD_DEFAULT, "brisk_memory_info_get");
   *(void **)&x_heap_check = dlsym(RTLD_DEFAULT, "brisk_heap_check");
-  if (!x_version || !x_owns || !x_collect || !x_info_get || !x_heap_check)
+  *(void **)&x_stats_get = dlsym(RTLD_DEFAULT, "brisk_stats_get");
+  if (!x_version || !x_owns || !x_collect || !x_info_get || !x_heap_check || !x_stats_get)
     fprintf(stderr, "brisk symbols not found: libbrisk is not loaded into this process\n");
-  REQUIRE(x_version && x_owns && x_collect && x_info_get && x_heap_check);
+  REQUIRE(x_version && x_owns && x_collect && x_info_get && x_heap_check && x_stats_get);
 #ifdef BRISK_TEST_LINKED
   /* linked against libbrisk: its symbols are the ones found */
   REQUIRE(x_version == brisk_version && x_owns == brisk_owns);
@@ -60,6 +62,7 @@ static inline void api_init(void) {
 #define A_COLLECT() x_collect()
 #define A_INFO_GET(i) x_info_get(i)
 #define A_HEAP_CHECK() x_heap_check()
+#define A_STATS_GET(s) x_stats_get(s)
 
 #else /* brisk_* API */
 
@@ -82,6 +85,7 @@ static inline void api_init(void) {}
 #define A_COLLECT() brisk_collect()
 #define A_INFO_GET(i) brisk_memory_info_get(i)
 #define A_HEAP_CHECK() brisk_heap_check()
+#define A_STATS_GET(s) brisk_stats_get(s)
 #endif
 
 static inline brisk_memory_info api_info(void) {
@@ -90,6 +94,14 @@ static inline brisk_memory_info api_info(void) {
   i.struct_size = sizeof i;
   CHECK(A_INFO_GET(&i) == 0);
   return i;
+}
+
+static inline brisk_stats api_stats(void) {
+  brisk_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  CHECK(A_STATS_GET(&s) == 0);
+  return s;
 }
 
 #endif /* BRISK_TEST_ALLOC_API_H */

@@ -14,7 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>
+#include <psapi.h>
+#else
 #include <unistd.h>
+#endif
 
 #ifdef __cplusplus
 #include <atomic>
@@ -124,6 +129,31 @@ static inline unsigned long long test_rand(unsigned long long *s) {
   return x * 0x2545F4914F6CDD1DULL;
 }
 
+#ifdef _WIN32
+static inline size_t test_page_size(void) {
+  SYSTEM_INFO info;
+  GetSystemInfo(&info);
+  return info.dwPageSize;
+}
+
+/* The working set (now, or its peak) stands for the resident set on Windows. */
+static inline size_t test_working_set(int peak) {
+  PROCESS_MEMORY_COUNTERS c;
+  if (!K32GetProcessMemoryInfo(GetCurrentProcess(), &c, sizeof c)) return 0;
+  return peak ? c.PeakWorkingSetSize : c.WorkingSetSize;
+}
+static inline size_t test_rss_bytes(void) {
+  return test_working_set(0);
+}
+/* Only the peak ("VmHWM:") is known on Windows. */
+static inline size_t test_status_bytes(const char *key) {
+  return strcmp(key, "VmHWM:") == 0 ? test_working_set(1) : 0;
+}
+#else
+static inline size_t test_page_size(void) {
+  return (size_t)sysconf(_SC_PAGESIZE);
+}
+
 /* Resident set size of this process in bytes, from /proc/self/statm
  * (field 2, pages); 0 if unreadable. */
 static inline size_t test_rss_bytes(void) {
@@ -132,7 +162,7 @@ static inline size_t test_rss_bytes(void) {
   if (!f) return 0;
   if (fscanf(f, "%lu %lu", &size, &res) != 2) res = 0;
   fclose(f);
-  return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+  return (size_t)res * test_page_size();
 }
 
 /* A "Vm...:" line of /proc/self/status (e.g. "VmHWM:") in bytes; 0 if absent. */
@@ -150,5 +180,6 @@ static inline size_t test_status_bytes(const char *key) {
   fclose(f);
   return v;
 }
+#endif
 
 #endif /* BRISK_TEST_CHECK_H */

@@ -16,7 +16,7 @@ from collections import namedtuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLANG = ["-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"]
 
-Stage = namedtuple("Stage", "name folder summary cmake_args")
+Stage = namedtuple("Stage", "name folder summary cmake_args prepare", defaults=[()])
 STAGES = [
     Stage("release", "build", "the release build: every test, Free Pascal, preloaded programs",
           ["-DCMAKE_BUILD_TYPE=Release"]),
@@ -28,6 +28,10 @@ STAGES = [
     Stage("ubsan", "build-ubsan", "UndefinedBehaviorSanitizer (clang), through the brisk_* API",
           ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *CLANG, "-DBRISK_SANITIZE=undefined",
            "-DBRISK_PASCAL=OFF"]),
+    # the Win64 build (MinGW-w64, Free Pascal's win64 units), its tests under Wine
+    Stage("windows", "build-win64", "Win64 (brisk.dll, libbrisk.a, BriskMM), tests under Wine",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake"],
+          (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"])),
 ]
 
 Result = namedtuple("Result", "passed failed problem failures")
@@ -59,6 +63,10 @@ def run_stage(stage, jobs, log_path):
     folder = os.path.join(ROOT, stage.folder)
     os.makedirs(folder, exist_ok=True)
     with open(log_path, "w") as log_file:
+        for command in stage.prepare:
+            status, _ = run_logged(command, log_file)
+            if status != 0:
+                return Result(0, 0, f"{command[0]} failed", [])
         status, _ = run_logged(["cmake", "-S", ROOT, "-B", folder, *stage.cmake_args], log_file)
         if status != 0:
             return Result(0, 0, "configure failed", [])

@@ -23,7 +23,7 @@ program LinesWorkload;
 
 uses
 {$I memory_manager.inc}
-  cthreads, Classes, SysUtils, Contnrs, streamex;
+  {$IFDEF UNIX}cthreads,{$ENDIF} Classes, SysUtils, Contnrs, streamex;
 
 type
   TReaderKind = (rkReadLn, rkStream);

@@ -19,7 +19,7 @@ program ObjectsWorkload;
 
 uses
 {$I memory_manager.inc}
-  cthreads, Classes, SysUtils, Contnrs;
+  {$IFDEF UNIX}cthreads,{$ENDIF} Classes, SysUtils, Contnrs;
 
 const
   Rounds = 4;          { times each Execute fills and empties its list }

@@ -5,7 +5,7 @@ program ok_minimal;
 {$mode objfpc}{$H+}
 
 uses
-  BriskMM, cthreads, Classes, SysUtils;
+  BriskMM, {$IFDEF UNIX}cthreads,{$ENDIF} Classes, SysUtils;
 
 var
   List: TStringList;

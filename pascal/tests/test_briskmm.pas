@@ -8,7 +8,7 @@ program test_briskmm;
 {$mode objfpc}{$H+}
 
 uses
-  BriskMM, cthreads, Classes, SysUtils, Contnrs;
+  BriskMM, {$IFDEF UNIX}cthreads,{$ENDIF} Classes, SysUtils, Contnrs;
 
 {$I checks.inc}
 

@@ -7,9 +7,16 @@
 #include "../diag/diag.h"
 
 /* ---- init.c: process set-up ------------------------------------------------ */
-INTERNAL void process_init(void);
+/* Sets the process up, once; false when brisk cannot work (said on stderr). */
+INTERNAL bool process_init(void);
 /* The calling thread's first call: set up the process, then give it a heap. */
 INTERNAL heap_t *heap_first_use(void);
+/* process_init and what must happen before the program's code runs; the
+ * platform's start-up hook, and brisk_binding_init. */
+INTERNAL bool process_start(void);
+/* The process ends: the diagnostic modes' reports (once). The platform's
+ * end hook, and brisk_binding_done. */
+INTERNAL void process_stop(void);
 static inline heap_t *heap_for_this_thread(void) {
   heap_t *heap = heap_current();
   return likely(heap != &heap_empty) ? heap : heap_first_use();

@@ -6,6 +6,20 @@
 
 #include <errno.h>
 
+/* The binding's explicit start: where the program runs no C constructors
+ * (Free Pascal and Delphi on Windows), before its first allocation. Calls
+ * that come first would set brisk up too, but only this one can report that
+ * brisk cannot work before the binding installs itself. */
+int brisk_binding_init(void) {
+  return process_start() ? 1 : 0;
+}
+
+/* The binding's explicit end, where no C destructor runs at exit: the
+ * reports of the diagnostic modes, after the program's last unit. */
+void brisk_binding_done(void) {
+  process_stop();
+}
+
 static void count_in(heap_t *heap, ptrdiff_t change) {
   counter_add(heap->counters.binding_bytes, (int64_t)change);
 }

@@ -22,36 +22,52 @@ static void fork_child(void) {
   huge_cache_after_fork();
 }
 
+static bool init_done; /* process_init_once ran to its end */
+
 static void process_init_once(void) {
+  /* First: the thread-local words back in_diag() and heap_current(). */
+  if (!platform_tls_init()) {
+    msg_printf(2, "brisk: cannot start: the OS has no thread-local storage slot left "
+                  "(Windows: all 64 TLS indices are taken)\n");
+    return;
+  }
   free_secret = platform_random_secret() | 1; /* never equal to a block's (even) address */
   options_init();
   report_init();
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
   platform_atfork(NULL, NULL, fork_child);
+  init_done = true;
 }
 
-void process_init(void) {
+bool process_init(void) {
   platform_once(&init_once, process_init_once);
+  return init_done;
 }
 
 heap_t *heap_first_use(void) {
-  process_init();
+  if (!process_init()) platform_abort(); /* said why; the fast paths cannot work */
   return heap_acquire();
 }
 
 /* Read the options before main, while the environment is certainly intact.
  * Stack traces are warmed up here, not in process_init: the unwinder's first
  * use loads libgcc_s, which allocates, which must find brisk initialised. */
-__attribute__((constructor)) static void brisk_load(void) {
-  process_init();
+bool process_start(void) {
+  if (!process_init()) return false;
   if (diag_counting || profile_on) sites_warm_up();
+  return true;
 }
 
-/* Reports of the diagnostic modes, after the program's own destructors. */
-__attribute__((destructor)) static void brisk_unload(void) {
-  diag_reports_at_exit();
+/* Reports of the diagnostic modes, after the program's own destructors;
+ * once, whichever of the platform's hook and brisk_binding_done comes first. */
+void process_stop(void) {
+  static _Atomic(bool) xstopped;
+  if (init_done && !atomic_exchange_explicit(&xstopped, true, memory_order_relaxed))
+    diag_reports_at_exit();
 }
+
+PLATFORM_PROCESS_HOOKS(process_start, process_stop)
 
 const char *brisk_version(void) {
   return BRISK_VERSION_STRING;

@@ -43,7 +43,7 @@ static bool background_round(void) {
 }
 
 static void background_body(void) {
-  tl_in_diag = true; /* its own allocations, if any, are never the program's */
+  in_diag_set(true); /* its own allocations, if any, are never the program's */
   unsigned pause = ROUND_MIN_MS;
   for (;;) {
     platform_sleep_ms(pause);

@@ -9,6 +9,8 @@
 #include "../platform/platform.h"
 #include "types.h"
 
+#include <stdarg.h>
+
 /* ---- assertions (BRISK_DEBUG builds) ------------------------------------- */
 #ifdef BRISK_DEBUG
 #define brisk_assert(condition)                                                                    \
@@ -63,7 +65,11 @@ static inline segment_t *segment_of(const void *p) {
  * and the inline ones they use, which land there when a build does not
  * inline them. */
 #define REPORT_POINTER_SECTION "brisk_pointer_readers"
+#ifdef __ELF__
 #define READS_POINTER_HEADER __attribute__((section(REPORT_POINTER_SECTION)))
+#else /* Free Pascal's linker places no code section of another name (Windows) */
+#define READS_POINTER_HEADER
+#endif
 
 /* The page holding p. Masked to the most pages a segment has, so that for a
  * pointer into the tail of a huge block, whose "segment" is then the block's
@@ -94,8 +100,21 @@ static inline void segment_list_remove(segment_list_t *list, segment_t *segment)
 }
 
 /* ---- message.c: the only writer of brisk's messages ----------------------------- */
-/* printf-style formatting into a stack buffer, then platform_write. */
-INTERNAL void msg_printf(int fd, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* The format checks of brisk's own formatting: GCC's gnu_printf, which knows
+ * %zu on MinGW too (GCC's printf means msvcrt's there); clang has only printf. */
+#ifdef __clang__
+#define MSG_FORMAT(format_index, first_arg) __attribute__((format(printf, format_index, first_arg)))
+#else
+#define MSG_FORMAT(format_index, first_arg)                                                        \
+  __attribute__((format(gnu_printf, format_index, first_arg)))
+#endif
+/* printf-style formatting (the conversions brisk uses, as glibc prints them)
+ * into buffer, always terminated; returns the length stored. */
+INTERNAL size_t msg_vformat(char *buffer, size_t size, const char *format, va_list args)
+    MSG_FORMAT(3, 0);
+INTERNAL size_t msg_format(char *buffer, size_t size, const char *format, ...) MSG_FORMAT(3, 4);
+/* msg_format into a stack buffer, then platform_write. */
+INTERNAL void msg_printf(int fd, const char *format, ...) MSG_FORMAT(2, 3);
 /* A broken internal invariant (BRISK_DEBUG): the message, then abort. */
 INTERNAL void assert_failed(const char *condition, const char *file, int line)
     __attribute__((noreturn));
@@ -165,6 +184,37 @@ INTERNAL long option_get(option_id id);
 /* A file-name setting's text, or NULL when it is not set. */
 INTERNAL const char *option_text(option_id id);
 
+/* ---- thread-local words of the slow paths ---------------------------------------- */
+/* What brisk keeps per thread besides its heap: whether a report (or
+ * diagnostic bookkeeping) runs on the thread, so that the allocations it
+ * makes are not themselves diagnosed; and the profile's count of events not
+ * yet traced (diag/profile.c). In the platform's thread-local words where it
+ * has them (platform.h), else in a _Thread_local array (report.c). */
+enum thread_word { THREAD_HEAP, THREAD_IN_DIAG, THREAD_PROFILE, THREAD_WORD_COUNT };
+_Static_assert(THREAD_WORD_COUNT <= PLATFORM_TLS_COUNT, "the platform keeps too few words");
+#ifdef PLATFORM_TLS_WORDS
+static inline uintptr_t thread_word(enum thread_word word) {
+  return platform_tls_word(word);
+}
+static inline void thread_word_set(enum thread_word word, uintptr_t value) {
+  platform_tls_word_set(word, value);
+}
+#else
+INTERNAL extern _Thread_local uintptr_t tl_words[THREAD_WORD_COUNT];
+static inline uintptr_t thread_word(enum thread_word word) {
+  return tl_words[word];
+}
+static inline void thread_word_set(enum thread_word word, uintptr_t value) {
+  tl_words[word] = value;
+}
+#endif
+static inline bool in_diag(void) {
+  return thread_word(THREAD_IN_DIAG) != 0;
+}
+static inline void in_diag_set(bool on) {
+  thread_word_set(THREAD_IN_DIAG, on);
+}
+
 /* ---- size_class.c ----------------------------------------------------------------- */
 INTERNAL extern const uint32_t class_size[CLASS_COUNT];
 static inline unsigned size_class_of(size_t size) {
@@ -184,7 +234,8 @@ INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsi
 INTERNAL void *memory_reserve(size_t size, size_t alignment, size_t offset);
 INTERNAL bool memory_commit(void *p, size_t size);
 INTERNAL void memory_purge(void *p, size_t size);
-/* Returns a whole reservation (or its tail) to the OS. */
+/* Returns a whole reservation (or its tail) to the OS; a tail the OS cannot
+ * give back alone is purged (it must never be touched again). */
 INTERNAL void memory_release(void *p, size_t size);
 INTERNAL bool memory_extend(void *p, size_t size, size_t new_size);
 INTERNAL void *memory_move_grow(void *p, size_t size, size_t new_size);
@@ -202,7 +253,7 @@ INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
-#define SEGMENT_UNIT_COUNT ((size_t)1 << (47 - SEGMENT_SHIFT)) /* 128 TiB of user space */
+#define SEGMENT_UNIT_COUNT ((size_t)1 << (PLATFORM_ADDRESS_BITS - SEGMENT_SHIFT))
 INTERNAL extern _Atomic(uint8_t) *_Atomic xsegment_units;
 static inline bool segment_map_contains(const segment_t *segment) {
   uintptr_t unit = (uintptr_t)segment >> SEGMENT_SHIFT;
@@ -229,7 +280,7 @@ INTERNAL segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint6
                                     size_t byte_budget);
 /* The best segment by fit(segment, arg): 0 takes it at once, a positive
  * number ranks it (lower is better), a negative one rules it out. */
-INTERNAL segment_t *span_cache_take(span_cache *cache, long (*fit)(segment_t *, size_t),
+INTERNAL segment_t *span_cache_take(span_cache *cache, int64_t (*fit)(segment_t *, size_t),
                                     size_t arg);
 /* Visits the segments cached for delay ms by now (all, when force; nothing,
  * when delay < 0 and not force, or when another thread holds the cache and
@@ -306,6 +357,18 @@ INTERNAL void page_queue_verify(const heap_t *heap, const page_queue_t *queue);
 INTERNAL extern heap_t heap_empty;
 /* The calling thread's heap (heap_empty until its first allocation). The one
  * thread-local read on the fast paths; every use goes through these two. */
+#ifdef PLATFORM_TLS_WORDS
+/* The word holds the heap's distance from heap_empty: a thread that never
+ * wrote it reads 0, which is heap_empty. */
+static inline heap_t *heap_current(void) {
+  return (heap_t *)((uintptr_t)&heap_empty + thread_word(THREAD_HEAP));
+}
+static inline void heap_set_current(heap_t *heap) {
+  thread_word_set(THREAD_HEAP, (uintptr_t)heap - (uintptr_t)&heap_empty);
+}
+#else
+/* A _Thread_local of its own (initial-exec), which starts as &heap_empty;
+ * the THREAD_HEAP word is not used. */
 INTERNAL extern _Thread_local heap_t *tl_heap;
 static inline heap_t *heap_current(void) {
   return tl_heap;
@@ -313,6 +376,7 @@ static inline heap_t *heap_current(void) {
 static inline void heap_set_current(heap_t *heap) {
   tl_heap = heap;
 }
+#endif
 /* A heap for the calling thread, which has none: an abandoned one or a new one. */
 INTERNAL heap_t *heap_acquire(void);
 /* The thread is leaving: its heap waits for the next new thread. */
@@ -358,10 +422,6 @@ INTERNAL size_t report_block_size(const void *p);
 /* A misuse of the API: the pointer, what is wrong, a stack trace, abort. */
 INTERNAL void misuse_detected(const char *what, const void *p, const char *detail)
     __attribute__((noreturn, cold));
-
-/* Set while a report (or diagnostic bookkeeping) runs, so the allocations it
- * makes are not themselves diagnosed. */
-INTERNAL extern _Thread_local bool tl_in_diag;
 
 /* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
 INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);

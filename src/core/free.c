@@ -8,7 +8,6 @@
  * list instead, which is how the owner learns the page has room again. */
 #include "core.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* The owner's free of a block whose page needs care (see page_is_plain). */
@@ -84,8 +83,8 @@ static block_t *block_handed_out_as(page_t *page, void *p, uint8_t flags) {
 void free_slow(segment_t *segment, page_t *page, void *p) {
   heap_t *heap = heap_current();
   if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
+  if (unlikely(diag_counting)) hooks.before_free(segment, page, p); /* checked mode reports */
   if (unlikely(!segment_map_contains(segment))) free_invalid(NULL, p);
-  if (unlikely(diag_counting)) hooks.before_free(segment, page, p);
   if (segment->kind == SEGMENT_HUGE) {
     huge_free(segment, p);
     return;
@@ -118,8 +117,8 @@ static const char *why_invalid(segment_t *segment, page_t *page, const void *p, 
   if ((const uint8_t *)p == start || *(const uintptr_t *)start == aligned_mark(p)) {
     if (block->cookie == free_cookie(block)) return "the block is already free (double free)";
   }
-  snprintf(detail, size, "the pointer is %zu bytes into the %u-byte block at %p",
-           (size_t)((const uint8_t *)p - start), page->block_size, (const void *)start);
+  msg_format(detail, size, "the pointer is %zu bytes into the %u-byte block at %p",
+             (size_t)((const uint8_t *)p - start), page->block_size, (const void *)start);
   return detail;
 }
 

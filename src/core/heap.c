@@ -9,7 +9,9 @@
 #include <string.h>
 
 heap_t heap_empty = {.direct = {[0 ... DIRECT_SLOTS - 1] = &page_empty}};
+#ifndef PLATFORM_TLS_WORDS
 _Thread_local heap_t *tl_heap __attribute__((tls_model("initial-exec"))) = &heap_empty;
+#endif
 
 static platform_lock_t heaps_mutex = PLATFORM_LOCK_INIT;
 static heap_t *abandoned_first;

@@ -10,7 +10,6 @@
 #include "core.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
@@ -64,9 +63,9 @@ static void huge_unmap(segment_t *segment) {
 
 /* The cached span for a request of total bytes: the smallest one that is as
  * large, else the largest one (it will grow). */
-static long cache_fit(segment_t *segment, size_t total) {
-  if (segment->size >= total) return (long)(segment->size - total);
-  return ((long)1 << 50) + (long)(total - segment->size);
+static int64_t cache_fit(segment_t *segment, size_t total) {
+  if (segment->size >= total) return (int64_t)(segment->size - total);
+  return ((int64_t)1 << 50) + (int64_t)(total - segment->size);
 }
 
 static void huge_header(segment_t *segment, size_t size) {
@@ -180,8 +179,8 @@ static void huge_check(const segment_t *segment, const void *p, bool freeing) {
     misuse_detected(freeing ? "double free" : what, p, "the block is already free");
   if (p != page->area) {
     char detail[120];
-    snprintf(detail, sizeof detail, "the pointer is %zu bytes into the %zu-byte block at %p",
-             (size_t)((const uint8_t *)p - page->area), segment->huge_block, (void *)page->area);
+    msg_format(detail, sizeof detail, "the pointer is %zu bytes into the %zu-byte block at %p",
+               (size_t)((const uint8_t *)p - page->area), segment->huge_block, (void *)page->area);
     misuse_detected(what, p, detail);
   }
 }

@@ -48,9 +48,14 @@ void memory_purge(void *p, size_t size) {
   platform_purge(p, size);
 }
 
+/* A tail that the OS cannot release on its own (Windows releases only whole
+ * reservations) is purged instead: its address space stays reserved until
+ * the whole reservation goes, holding no memory, and it no longer counts as
+ * mapped (the whole reservation's release counts only what is left). */
 void memory_release(void *p, size_t size) {
   note_call(&xunmaps);
-  if (platform_release(p, size)) note_mapped(-(ptrdiff_t)size);
+  if (!platform_release(p, size)) platform_purge(p, size);
+  note_mapped(-(ptrdiff_t)size);
 }
 
 bool memory_extend(void *p, size_t size, size_t new_size) {

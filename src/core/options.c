@@ -5,7 +5,6 @@
  * default. BRISK_VERBOSE=1 prints every setting with its value and source. */
 #include "core.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -135,29 +134,32 @@ static void describe(option_id id, char *out, size_t size) {
   long value = option_value[id];
   switch (option->kind) {
   case KIND_SWITCH:
-    snprintf(out, size, "%s", value ? "on" : "off");
+    msg_format(out, size, "%s", value ? "on" : "off");
     break;
   case KIND_DURATION:
     if (value < 0)
-      snprintf(out, size, "never");
+      msg_format(out, size, "never");
     else
-      snprintf(out, size, "%ldms", value);
+      msg_format(out, size, "%ldms", value);
     break;
   case KIND_COUNT:
-    snprintf(out, size, "%ld", value);
+    msg_format(out, size, "%ld", value);
     break;
   case KIND_STATS:
-    snprintf(out, size, "%s", value == STATS_JSON ? "json" : value == STATS_TEXT ? "text" : "off");
+    msg_format(out, size, "%s",
+               value == STATS_JSON   ? "json"
+               : value == STATS_TEXT ? "text"
+                                     : "off");
     break;
   case KIND_PATH:
-    snprintf(out, size, "%s", option_text_value[id] ? option_text_value[id] : "(not set)");
+    msg_format(out, size, "%s", option_text_value[id] ? option_text_value[id] : "(not set)");
     break;
   }
 }
 
 static void read_option(option_id id, char *name, size_t size) {
   const option_desc *option = &option_table[id];
-  snprintf(name, size, "BRISK_%s", option->name);
+  msg_format(name, size, "BRISK_%s", option->name);
   option_value[id] = option->default_value;
   const char *text = platform_getenv(name);
   if (text == NULL) return;
@@ -183,16 +185,21 @@ static void warn_unknown(void) {
     for (int i = 0; i < OPTION_COUNT && !known; i++)
       known = strlen(option_table[i].name) == length &&
               strncmp(option_table[i].name, *entry + 6, length) == 0;
-    if (!known)
-      msg_printf(2, "brisk: warning: unknown setting %.*s ignored (see BRISK_VERBOSE=1 for all)\n",
-                 (int)(length + 6), *entry);
+    if (!known) {
+      char name[64];
+      size_t n = length + 6 < sizeof name - 1 ? length + 6 : sizeof name - 1;
+      memcpy(name, *entry, n);
+      name[n] = 0;
+      msg_printf(2, "brisk: warning: unknown setting %s ignored (see BRISK_VERBOSE=1 for all)\n",
+                 name);
+    }
   }
 }
 
 static void print_all(void) {
   for (int i = 0; i < OPTION_COUNT; i++) {
     char name[64], value[300];
-    snprintf(name, sizeof name, "BRISK_%s", option_table[i].name);
+    msg_format(name, sizeof name, "BRISK_%s", option_table[i].name);
     describe((option_id)i, value, sizeof value);
     msg_printf(2, "brisk: setting %s=%s (%s): %s\n", name, value,
                option_from_environment[i] ? "from the environment" : "default",

@@ -3,14 +3,23 @@
  * program's own frame: brisk's frames are left out. */
 #include "core.h"
 
-#include <stdio.h>
 #include <string.h>
 
-_Thread_local bool tl_in_diag;
+#ifndef PLATFORM_TLS_WORDS
+_Thread_local uintptr_t tl_words[THREAD_WORD_COUNT];
+#endif
 
-/* The linker defines these around the section (weak: none if it is empty). */
+/* An ELF linker defines these around the section (weak: none if it is
+ * empty); elsewhere brisk's library range stands in (see report_init). */
+#ifdef __ELF__
 extern const char __start_brisk_pointer_readers[] __attribute__((weak, visibility("hidden")));
 extern const char __stop_brisk_pointer_readers[] __attribute__((weak, visibility("hidden")));
+#define POINTER_READERS_START ((uintptr_t)__start_brisk_pointer_readers)
+#define POINTER_READERS_STOP ((uintptr_t)__stop_brisk_pointer_readers)
+#else
+#define POINTER_READERS_START ((uintptr_t)0)
+#define POINTER_READERS_STOP ((uintptr_t)0)
+#endif
 
 /* brisk's code, when brisk is a shared library; when it is linked into the
  * program it has no range of its own, and its frames are skipped by count. */
@@ -38,23 +47,25 @@ static void report_fault(const platform_fault *fault) {
   const void *p = report_faulting_pointer(fault);
   if (p == NULL) return;
   char detail[200];
-  snprintf(detail, sizeof detail,
-           "reading brisk's bookkeeping for it at %p faulted: brisk never handed out this "
-           "pointer, or its memory was overwritten",
-           fault->address);
+  msg_format(detail, sizeof detail,
+             "reading brisk's bookkeeping for it at %p faulted: brisk never handed out this "
+             "pointer, or its memory was overwritten",
+             fault->address);
   misuse_detected("invalid pointer", p, detail);
 }
 
 void report_init(void) {
   if (!platform_library_code((const void *)report_init, &own_start, &own_end))
     own_start = own_end = 0;
-  if ((uintptr_t)__start_brisk_pointer_readers != (uintptr_t)__stop_brisk_pointer_readers)
+  if (POINTER_READERS_START != POINTER_READERS_STOP || own_end != 0)
     platform_on_fault(report_fault);
 }
 
 bool report_code_is_brisk(uintptr_t pc) {
-  return pc >= (uintptr_t)__start_brisk_pointer_readers &&
-         pc < (uintptr_t)__stop_brisk_pointer_readers;
+  uintptr_t start = POINTER_READERS_START, stop = POINTER_READERS_STOP;
+  if (start == stop) /* a linker that keeps no bounds (Windows): brisk's library, if any */
+    return pc >= own_start && pc < own_end;
+  return pc >= start && pc < stop;
 }
 
 int stack_capture(void **out, unsigned skip) {
@@ -101,7 +112,7 @@ static uintptr_t report_end;
 #define REPORT_HEADER 16 /* each block starts with its size */
 
 void report_begin(void) {
-  tl_in_diag = true;
+  in_diag_set(true);
   heap_set_current(&heap_reporting);
   if (atomic_load_acquire(&xreport_next) != 0) return;
   segment_t *region = platform_reserve_aligned(REPORT_REGION, SEGMENT_SIZE, 0);

@@ -118,7 +118,7 @@ static void segment_purge_all(segment_t *segment) {
 }
 
 /* A cached segment of the same kind keeps its layout; any other will do. */
-static long cache_fit(segment_t *segment, size_t kind) {
+static int64_t cache_fit(segment_t *segment, size_t kind) {
   return segment->kind == kind ? 0 : 1;
 }
 

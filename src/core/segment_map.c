@@ -1,8 +1,9 @@
-/* A byte per 4 MiB unit of the 128 TiB user address space telling whether a
- * segment header starts there. brisk_owns() and the checked free path use it
- * to tell brisk's pointers from foreign ones without touching the pointer. The
- * 32 MiB table is reserved, not committed: only units near brisk's segments
- * ever become resident. */
+/* A byte per 4 MiB unit of the user address space (128 TiB: see
+ * PLATFORM_ADDRESS_BITS) telling whether a segment header starts there.
+ * brisk_owns() and the checked free path use it to tell brisk's pointers from
+ * foreign ones without touching the pointer. Of the 32 MiB table only the
+ * OS pages near brisk's segments ever become resident (on Windows the whole
+ * table counts against the commit limit: any unit may be read). */
 #include "core.h"
 
 _Atomic(uint8_t) *_Atomic xsegment_units;

@@ -47,12 +47,12 @@ segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now,
   return evicted;
 }
 
-segment_t *span_cache_take(span_cache *cache, long (*fit)(segment_t *, size_t), size_t arg) {
+segment_t *span_cache_take(span_cache *cache, int64_t (*fit)(segment_t *, size_t), size_t arg) {
   lock_acquire(&cache->lock);
   segment_t **chosen = NULL;
-  long best = -1;
+  int64_t best = -1;
   for (segment_t **link = &cache->first; *link != NULL; link = &(*link)->next) {
-    long score = fit(*link, arg);
+    int64_t score = fit(*link, arg);
     if (score < 0 || (chosen != NULL && score >= best)) continue;
     chosen = link;
     best = score;

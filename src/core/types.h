@@ -46,7 +46,14 @@
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+/* A function or variable for the library's own files only. ELF exports
+ * every global symbol unless told otherwise; a PE image (Windows) exports
+ * only what is marked for it (BRISK_API), so there is nothing to say. */
+#ifdef __ELF__
 #define INTERNAL __attribute__((visibility("hidden")))
+#else
+#define INTERNAL
+#endif
 #define NOINLINE __attribute__((noinline))
 
 #define KiB ((size_t)1024)

@@ -4,8 +4,6 @@
  * the offending call and of the allocation, then the program stops. */
 #include "diag.h"
 
-#include <stdio.h>
-
 #define CHECK_EXIT_STATUS 86
 
 static NOINLINE void report(const char *kind, const void *p, const diag_trailer_t *trailer,
@@ -13,7 +11,7 @@ static NOINLINE void report(const char *kind, const void *p, const diag_trailer_
 
 static void report(const char *kind, const void *p, const diag_trailer_t *trailer,
                    const char *detail) {
-  tl_in_diag = true;
+  in_diag_set(true);
   msg_printf(2, "brisk: error: %s of pointer %p\n", kind, p);
   if (detail != NULL) msg_printf(2, "brisk:   %s\n", detail);
   msg_printf(2, "brisk:   at:\n");
@@ -33,8 +31,8 @@ static void checked_fault(const platform_fault *fault) {
   if (!report_code_is_brisk(fault->pc)) return;
   const void *p = report_faulting_pointer(fault);
   char detail[160];
-  snprintf(detail, sizeof detail,
-           "brisk never returned this pointer: reading its header at %p faulted", fault->address);
+  msg_format(detail, sizeof detail,
+             "brisk never returned this pointer: reading its header at %p faulted", fault->address);
   report("invalid free (or realloc, or size query)", p != NULL ? p : fault->address, NULL, detail);
 }
 
@@ -74,10 +72,10 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
     report(action, p, NULL, "no block was ever handed out here");
   if (trailer->user != (uintptr_t)p) {
     const uint8_t *user = (const uint8_t *)trailer->user;
-    snprintf(detail, sizeof detail,
-             "interior pointer: %zd bytes into the %s block %p of %llu bytes",
-             (ptrdiff_t)((const uint8_t *)p - user), trailer->state == DIAG_LIVE ? "live" : "freed",
-             (const void *)user, (unsigned long long)trailer->requested);
+    msg_format(
+        detail, sizeof detail, "interior pointer: %zd bytes into the %s block %p of %llu bytes",
+        (ptrdiff_t)((const uint8_t *)p - user), trailer->state == DIAG_LIVE ? "live" : "freed",
+        (const void *)user, (unsigned long long)trailer->requested);
     report(action, p, trailer, detail);
   }
   if (trailer->state == DIAG_FREED)
@@ -90,11 +88,11 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   for (size_t i = 0; i < span; i++) {
     if (canary[i] != CANARY) {
       char which[32] = "first";
-      if (i > 0) snprintf(which, sizeof which, "%zu%s", i + 1, ordinal_suffix(i + 1));
-      snprintf(detail, sizeof detail,
-               "the %s byte past the end of the %llu-byte block (offset %llu) was overwritten",
-               which, (unsigned long long)trailer->requested,
-               (unsigned long long)(trailer->requested + i));
+      if (i > 0) msg_format(which, sizeof which, "%zu%s", i + 1, ordinal_suffix(i + 1));
+      msg_format(detail, sizeof detail,
+                 "the %s byte past the end of the %llu-byte block (offset %llu) was overwritten",
+                 which, (unsigned long long)trailer->requested,
+                 (unsigned long long)(trailer->requested + i));
       report("write past end of block", p, trailer, detail);
     }
   }

@@ -14,7 +14,6 @@
  * dlerror, the name-service functions). */
 #include "diag.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define TOP_SITES 20
@@ -108,7 +107,7 @@ static void print_group(int number, uint64_t bytes, uint64_t blocks, const char 
 }
 
 void leaks_report(void) {
-  tl_in_diag = true;
+  in_diag_set(true);
   sites_reset_counts();
   leak_walk walk;
   memset(&walk, 0, sizeof walk);
@@ -147,7 +146,7 @@ void leaks_report(void) {
     }
     if (rest.blocks != 0) {
       char where[80];
-      snprintf(where, sizeof where, "allocated at %zu more call sites", kept - shown);
+      msg_format(where, sizeof where, "allocated at %zu more call sites", kept - shown);
       print_group(number++, rest.bytes, rest.blocks, where);
     }
     if (walk.unattributed.blocks != 0)

@@ -5,7 +5,6 @@
 #include "diag.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 static const char *const event_name[EVENT_KIND_COUNT] = {
@@ -16,30 +15,36 @@ static const char *const event_name[EVENT_KIND_COUNT] = {
     [EVENT_OS_CALL] = "os call (mmap, munmap, madvise or mremap)",
 };
 
-/* Events are counted per thread and only samples reach shared memory, so
- * profiling adds no contended cache line to the paths it watches. */
-static _Thread_local uint32_t tl_unsampled[EVENT_KIND_COUNT];
-
 /* Refills and remote frees can come millions a second: one in
  * BRISK_PROFILE_RATE is traced, standing for the events since the last.
- * The other kinds already cost a system call or a wait, so each is traced. */
+ * The other kinds already cost a system call or a wait, so each is traced.
+ * The events not yet traced are counted per thread, in one thread-local
+ * word (refills in its low half, remote frees in its high half), so only
+ * samples reach shared memory and profiling adds no contended cache line to
+ * the paths it watches. */
 void profile_note_event(profile_event kind) {
-  if (tl_in_diag) return;
-  uint32_t weight = ++tl_unsampled[kind];
+  if (in_diag()) return;
+  uint32_t weight = 1;
   if (kind == EVENT_REFILL || kind == EVENT_REMOTE_FREE) {
+    unsigned shift = kind == EVENT_REFILL ? 0 : 32;
+    uintptr_t counts = thread_word(THREAD_PROFILE);
+    weight = (uint32_t)(counts >> shift) + 1;
     long rate = option_get(OPTION_PROFILE_RATE);
-    if (rate > 1 && weight < (uint32_t)rate) return;
+    bool traced = rate <= 1 || weight >= (uint32_t)rate;
+    counts &= ~((uintptr_t)UINT32_MAX << shift);
+    if (!traced) counts |= (uintptr_t)weight << shift;
+    thread_word_set(THREAD_PROFILE, counts);
+    if (!traced) return;
   }
-  tl_unsampled[kind] = 0;
   site_note(site_capture_kind(1, (int)kind), weight, 0);
 }
 
 static int open_report(char *path, size_t size) {
   const char *chosen = option_text(OPTION_PROFILE_FILE);
   if (chosen != NULL) {
-    snprintf(path, size, "%s", chosen);
+    msg_format(path, size, "%s", chosen);
   } else {
-    snprintf(path, size, "%s.brisk-profile.txt", platform_program_short_name());
+    msg_format(path, size, "%s.brisk-profile.txt", platform_program_short_name());
   }
   return platform_open_output(path);
 }
@@ -48,7 +53,7 @@ static int open_report(char *path, size_t size) {
 #define SITES_LISTED 4096
 
 void profile_report(void) {
-  tl_in_diag = true;
+  in_diag_set(true);
   char path[512];
   int fd = open_report(path, sizeof path);
   if (fd < 0) {
@@ -57,7 +62,7 @@ void profile_report(void) {
   }
   msg_printf(fd, "brisk profile of %s (pid %d): one event in %ld traced\n\n",
              platform_program_name(), platform_pid(), option_get(OPTION_PROFILE_RATE));
-  uint32_t all[SITES_LISTED];
+  static uint32_t all[SITES_LISTED]; /* not on the stack: 16 KiB (the report runs once) */
   size_t listed = sites_sorted(all, SITES_LISTED, false, true);
   uint64_t by_kind[EVENT_KIND_COUNT] = {0}, traced = 0;
   for (size_t i = 0; i < listed; i++) {

@@ -1,6 +1,6 @@
 /* Call sites: stack traces captured on diagnostic paths, kept once each in a
  * lock-free open-addressed table and named (function, file:line) only when a
- * report is written. Capturing never allocates through brisk: tl_in_diag
+ * report is written. Capturing never allocates through brisk: in_diag()
  * turns off capture for any allocation the unwinder itself makes. */
 #include "diag.h"
 
@@ -19,11 +19,11 @@ static site_t *sites; /* reserved by sites_warm_up, before any capture */
 
 void sites_warm_up(void) {
   if (sites != NULL) return;
-  tl_in_diag = true;
+  in_diag_set(true);
   sites = platform_table_alloc(SITE_CAPACITY * sizeof(site_t));
   void *frames[4];
   platform_backtrace(frames, 4); /* loads the unwinder now, not inside some malloc */
-  tl_in_diag = false;
+  in_diag_set(false);
 }
 
 static uint64_t hash_frames(void *const *frames, int count, int kind) {
@@ -57,12 +57,12 @@ static uint32_t site_intern(void *const *frames, int count, int kind) {
 }
 
 uint32_t site_capture_kind(unsigned skip, int kind) {
-  if (tl_in_diag || sites == NULL) return 0;
-  tl_in_diag = true;
+  if (in_diag() || sites == NULL) return 0;
+  in_diag_set(true);
   void *frames[SITE_FRAMES];
   int count = stack_capture(frames, skip + 1);
   uint32_t id = site_intern(frames, count, kind);
-  tl_in_diag = false;
+  in_diag_set(false);
   return id;
 }
 

@@ -4,7 +4,6 @@
 #include "diag.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 static void add_heap(heap_t *heap, void *arg) {
@@ -58,8 +57,8 @@ int brisk_stats_get(brisk_stats *out) {
 }
 
 void brisk_stats_print(int fd, int json) {
-  bool was_in_diag = tl_in_diag;
-  tl_in_diag = true;
+  bool was_in_diag = in_diag();
+  in_diag_set(true);
   brisk_stats s;
   s.struct_size = sizeof s;
   brisk_stats_get(&s);
@@ -87,14 +86,14 @@ void brisk_stats_print(int fd, int json) {
       if (s.class_mallocs[i] == 0 && s.class_frees[i] == 0) continue;
       char label[32];
       if (i < CLASS_COUNT)
-        snprintf(label, sizeof label, "%llu", s.class_size[i]);
+        msg_format(label, sizeof label, "%llu", s.class_size[i]);
       else
-        snprintf(label, sizeof label, "> %zu", (size_t)LARGE_MAX);
+        msg_format(label, sizeof label, "> %zu", (size_t)LARGE_MAX);
       msg_printf(fd, "    %10s %14llu %14llu %12lld\n", label, s.class_mallocs[i], s.class_frees[i],
                  (long long)(s.class_mallocs[i] - s.class_frees[i]));
     }
   }
-  tl_in_diag = was_in_diag;
+  in_diag_set(was_in_diag);
 }
 
 void stats_report_at_exit(void) {

@@ -47,7 +47,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   trailer->user = (uintptr_t)user;
   trailer->state = DIAG_LIVE;
   trailer->site = !track_sites ? 0 /* statistics need no call sites */
-                  : tl_in_diag ? SITE_BRISK
+                  : in_diag()  ? SITE_BRISK
                                : site_capture(0);
   counter_add(heap->counters.mallocs[stats_class(size)], 1);
   counter_add(heap->counters.requested_bytes, (int64_t)size);
@@ -55,6 +55,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
 }
 
 void diag_before_free(segment_t *segment, page_t *page, void *p) {
+  if (!diag_check && !segment_map_contains(segment)) return; /* the core reports it */
   diag_trailer_t *trailer =
       diag_check ? checked_block(p, "invalid free") : diag_trailer_of(segment, page, p);
   heap_t *heap = heap_current() != &heap_empty ? heap_current() : heap_acquire();

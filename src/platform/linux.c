@@ -176,6 +176,10 @@ void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(
   pthread_atfork(prepare, parent, child);
 }
 
+bool platform_tls_init(void) {
+  return true; /* brisk uses the compiler's _Thread_local (initial-exec) here */
+}
+
 /* ---- process ------------------------------------------------------------------ */
 uint64_t platform_random_secret(void) {
   uint64_t secret = 0x9e3779b97f4a7c15u;

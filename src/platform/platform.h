@@ -25,12 +25,40 @@ typedef pthread_mutex_t platform_lock_t;
 #define PLATFORM_LOCK_INIT PTHREAD_MUTEX_INITIALIZER
 typedef pthread_once_t platform_once_t;
 #define PLATFORM_ONCE_INIT PTHREAD_ONCE_INIT
-#else
-#error "brisk supports Linux on x86-64 with glibc. A port implements src/platform/platform.h \
-(memory reservation and commit, clock, thread-exit callbacks, locks, fork hooks, a random \
-secret, stack capture and naming, a fault hook) for its OS and checks the 47-bit address \
-space assumed by src/core/segment_map.c."
+#elif defined(_WIN64)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
 #endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#include <intrin.h>
+typedef SRWLOCK platform_lock_t;
+#define PLATFORM_LOCK_INIT SRWLOCK_INIT
+typedef INIT_ONCE platform_once_t;
+#define PLATFORM_ONCE_INIT INIT_ONCE_STATIC_INIT
+/* The compiler's thread-locals are emulated on MinGW (a libgcc call per
+ * access, and libgcc cannot be linked into a Free Pascal or Delphi
+ * program), so the platform gives brisk thread-local words of its own. */
+#define PLATFORM_TLS_WORDS 1
+#else
+#error "brisk supports Linux on x86-64 with glibc, and 64-bit Windows. A port implements \
+src/platform/platform.h (memory reservation and commit, clock, thread-exit callbacks, locks, \
+thread-local words, start-up hooks, a random secret, stack capture and naming, a fault hook) \
+for its OS and sets PLATFORM_ADDRESS_BITS."
+#endif
+
+/* Whether platform_release can give back any part of a reservation. */
+#ifdef _WIN64
+#define PLATFORM_PARTIAL_RELEASE 0
+#else
+#define PLATFORM_PARTIAL_RELEASE 1
+#endif
+
+/* User space addresses are below 1 << PLATFORM_ADDRESS_BITS: 128 TiB on
+ * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later. */
+#define PLATFORM_ADDRESS_BITS 47
 
 /* ---- memory -------------------------------------------------------------- */
 /* Reserves size bytes at some base such that base + offset is a multiple of
@@ -40,16 +68,17 @@ void *platform_reserve_aligned(size_t size, size_t alignment, size_t offset);
 bool platform_commit(void *p, size_t size);
 /* Purges [p, p + size) of a reservation (see the states above). */
 void platform_purge(void *p, size_t size);
-/* Releases a whole reservation, or any part [p, p + size) of one when
- * PLATFORM_PARTIAL_RELEASE; returns false when it cannot (the caller keeps
- * or purges the range). */
+/* Releases a whole reservation (p its start, size its size), or any part
+ * [p, p + size) of one when PLATFORM_PARTIAL_RELEASE (Linux); false when it
+ * cannot (Windows, for a part: the caller keeps or purges it instead). */
 bool platform_release(void *p, size_t size);
-#define PLATFORM_PARTIAL_RELEASE 1 /* Linux: munmap takes any page range */
 /* Grows the reservation [p, p + size) to new_size without moving it, the
- * new part committed; false when the address space after it is taken. */
+ * new part committed; false when the address space after it is taken (and
+ * always on Windows, where two reservations cannot be released as one). */
 bool platform_extend(void *p, size_t size, size_t new_size);
 /* Moves the committed reservation [p, p + size) to a new one of new_size
- * aligned to alignment, without copying the contents; NULL when it cannot. */
+ * aligned to alignment, without copying the contents; NULL when it cannot
+ * (always on Windows: the caller copies). */
 void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
@@ -60,16 +89,43 @@ size_t platform_page_size(void);
 /* ---- time, threads, locks, fork -------------------------------------------- */
 /* Milliseconds from a monotonic clock; coarse (a few ms) and cheap. */
 uint64_t platform_clock_ms(void);
-/* callback(value) runs when a thread that armed a value exits; once per process. */
+/* callback(value) runs in a thread that armed a value, when it exits; once
+ * per process. (Windows: a fiber-local storage callback.) */
 bool platform_thread_exit_init(void (*callback)(void *value));
 void platform_thread_exit_arm(void *value);
 /* Starts body on a thread of its own that the program never sees: detached,
  * at the lowest priority, with every signal blocked. false when it cannot. */
 bool platform_thread_start(void (*body)(void), const char *name);
 void platform_sleep_ms(unsigned ms);
-/* prepare runs in the forking thread before fork; parent and child after it. */
+/* prepare runs in the forking thread before fork; parent and child after it
+ * (nothing on Windows, which has no fork). */
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 
+#ifdef _WIN64
+static inline bool platform_lock_try(platform_lock_t *lock) {
+  return TryAcquireSRWLockExclusive(lock) != 0;
+}
+static inline void platform_lock_acquire(platform_lock_t *lock) {
+  AcquireSRWLockExclusive(lock);
+}
+static inline void platform_lock_release(platform_lock_t *lock) {
+  ReleaseSRWLockExclusive(lock);
+}
+typedef struct platform_once_call {
+  void (*init)(void);
+} platform_once_call;
+static inline BOOL CALLBACK platform_once_run(PINIT_ONCE once, PVOID call, PVOID *context) {
+  (void)once;
+  (void)context;
+  ((platform_once_call *)call)->init();
+  return TRUE;
+}
+/* Runs init exactly once per process; other callers wait until it is done. */
+static inline void platform_once(platform_once_t *once, void (*init)(void)) {
+  platform_once_call call = {init};
+  InitOnceExecuteOnce(once, platform_once_run, &call, NULL);
+}
+#else
 static inline bool platform_lock_try(platform_lock_t *lock) {
   return pthread_mutex_trylock(lock) == 0;
 }
@@ -79,24 +135,97 @@ static inline void platform_lock_acquire(platform_lock_t *lock) {
 static inline void platform_lock_release(platform_lock_t *lock) {
   pthread_mutex_unlock(lock);
 }
-/* In a forked child: the lock is free again, whichever thread held it. */
-static inline void platform_lock_reset(platform_lock_t *lock) {
-  const platform_lock_t unlocked = PLATFORM_LOCK_INIT;
-  *lock = unlocked;
-}
 /* Runs init exactly once per process; other callers wait until it is done. */
 static inline void platform_once(platform_once_t *once, void (*init)(void)) {
   pthread_once(once, init);
 }
+#endif
+/* The lock is free again, whichever thread held it (a forked child's reset,
+ * and a lock's first state). */
+static inline void platform_lock_reset(platform_lock_t *lock) {
+  const platform_lock_t unlocked = PLATFORM_LOCK_INIT;
+  *lock = unlocked;
+}
+
+/* ---- thread-local words ------------------------------------------------------
+ * Where PLATFORM_TLS_WORDS is defined, brisk keeps its per-thread state in
+ * PLATFORM_TLS_COUNT words the platform provides (core.h names them), each
+ * read or written with one instruction: on Windows, TlsAlloc slots read
+ * straight from the thread's TEB. A word reads 0 in a thread that has not
+ * written it. Elsewhere brisk uses the compiler's _Thread_local. */
+#define PLATFORM_TLS_COUNT 3
+/* Sets the words up, once, at process start; false when the OS has no room
+ * for them (Windows: no TEB slot free among the 64). Nothing to do, and
+ * true, without PLATFORM_TLS_WORDS. */
+bool platform_tls_init(void);
+#ifdef PLATFORM_TLS_WORDS
+/* Each word's offset in the TEB (its TlsSlots entry). Before
+ * platform_tls_init every word is TEB slot 63, the last that TlsAlloc hands
+ * out, so that a call that comes first reads 0 as long as fewer than 64 TLS
+ * indices are in use. */
+extern uint32_t platform_tls_offset[PLATFORM_TLS_COUNT];
+static inline uintptr_t platform_tls_word(unsigned word) {
+  return (uintptr_t)__readgsqword(platform_tls_offset[word]);
+}
+static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
+  __writegsqword(platform_tls_offset[word], value);
+}
+#endif
+
+/* ---- start and end ----------------------------------------------------------
+ * PLATFORM_PROCESS_HOOKS(start, stop), once in the library: start runs when
+ * brisk is loaded, before the program's own code (returning false when brisk
+ * cannot work), stop when the process ends, after the program's own
+ * destructors. Linux: a constructor and a destructor. Windows: DllMain in
+ * brisk.dll; a constructor and a destructor in the static library, which a
+ * MinGW-linked program runs. Programs linked by Free Pascal or Delphi run
+ * no C constructors: their binding calls brisk_binding_init() instead. */
+#ifdef _WIN64
+/* brisk.dll is being unloaded (FreeLibrary): gives back what would call
+ * into it later (the thread-exit callback, the TLS slots). */
+void platform_unload(void);
+#endif
+#if defined(_WIN64) && defined(BRISK_BUILDING_DLL)
+#define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
+  BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved);                            \
+  BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved) {                           \
+    (void)module;                                                                                  \
+    if (reason == DLL_PROCESS_ATTACH) return start() ? TRUE : FALSE;                               \
+    if (reason == DLL_PROCESS_DETACH) {                                                            \
+      stop();                                                                                      \
+      if (reserved == NULL) platform_unload();                                                     \
+    }                                                                                              \
+    return TRUE;                                                                                   \
+  }
+#elif defined(_WIN64)
+/* The first user priority: before any constructor of the program's own. */
+#define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
+  __attribute__((constructor(101))) static void platform_process_start(void) {                     \
+    if (!start()) platform_abort();                                                                \
+  }                                                                                                \
+  __attribute__((destructor(101))) static void platform_process_stop(void) {                       \
+    stop();                                                                                        \
+  }
+#else
+#define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
+  __attribute__((constructor)) static void platform_process_start(void) {                          \
+    (void)start();                                                                                 \
+  }                                                                                                \
+  __attribute__((destructor)) static void platform_process_stop(void) {                            \
+    stop();                                                                                        \
+  }
+#endif
 
 /* ---- process ------------------------------------------------------------------ */
 /* Random bits chosen at process start (never the same two runs). */
 uint64_t platform_random_secret(void);
-/* The value of environment variable name, or NULL. Safe before main. */
+/* The value of environment variable name, or NULL. Safe before main; never
+ * allocates through brisk. (Windows: the text lasts until a few more calls.) */
 const char *platform_getenv(const char *name);
 /* The environment as NAME=value strings, ending with NULL. */
 const char *const *platform_environment(void);
-/* Writes all of text to fd (retrying short writes); never allocates. */
+/* Writes all of text to fd (retrying short writes); never allocates. fd 1
+ * and 2 are standard output and error everywhere. */
 void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
 int platform_open_output(const char *path);
@@ -113,12 +242,13 @@ void platform_exit_now(int status) __attribute__((noreturn));
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */
 /* Return addresses of the calling thread's stack, innermost first. */
 int platform_backtrace(void **frames, int max);
-/* When address lies in a shared library (not the program itself), the
- * bounds of that library's code; false otherwise. */
+/* When address lies in a shared library or DLL (not the program itself),
+ * the bounds of that library's code; false otherwise. */
 bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end);
 /* Names every frame of a report at once (an expensive step, batched). */
 void platform_symbols_prepare(void *const *frames, size_t count);
-/* "function (file:line)" for a return address, as well as it can be named. */
+/* "function (file:line)" for a return address, as well as it can be named
+ * (Windows: "?? (module+offset)"). */
 void platform_symbol_describe(void *address, char *out, size_t size);
 /* The file of the module holding a code address, and the exported function
  * containing it (empty strings when unknown). Never cached, never spawns. */
@@ -127,8 +257,9 @@ void platform_code_names(const void *address, char *module, char *function, size
  * called, when it was a direct call (through the PLT or the GOT); else NULL. */
 const void *platform_call_target(const void *return_address);
 
-/* A fault (SIGSEGV, SIGBUS) seen by the hook: where, and the registers that
- * may hold a pointer argument, the argument registers first. */
+/* A fault (SIGSEGV, SIGBUS; Windows: an access violation) seen by the hook:
+ * where, and the registers that may hold a pointer argument, the argument
+ * registers first. */
 #define PLATFORM_FAULT_REGISTERS 15
 typedef struct platform_fault {
   uintptr_t pc;
@@ -136,7 +267,8 @@ typedef struct platform_fault {
   uintptr_t registers[PLATFORM_FAULT_REGISTERS];
 } platform_fault;
 /* hook runs on faults; if it returns, the fault goes to whatever handled it
- * before (by default: the OS's default treatment). */
+ * before (Linux: by default the OS's default treatment; Windows: the
+ * program's own exception handlers). */
 void platform_on_fault(void (*hook)(const platform_fault *fault));
 /* Gives the calling thread a stack of its own for the fault hook, so that
  * even a stack overflow reaches it (checked mode, main thread). */

@@ -1,0 +1,174 @@
+# Free Pascal for Win64 (cmake/windows.cmake includes this file when
+# cross-building for Windows): BriskMM's tests and the Pascal workloads of
+# bench/pascal as Windows programs, cross-compiled by the Linux fpc with the
+# win64 units that scripts/build-fpc-win64.sh builds from fpc-source, and run
+# by CTest under Wine. CTest labels: pascal, windows.
+#
+#   BRISK_FPC_WIN64   the fpc-win64 wrapper (default: .cache/fpc-win64, built
+#                     at configure time when fpc and fpc-source are installed)
+#
+# The programs link libbrisk.a statically (no brisk.dll beside them: the
+# test pascal_win64_errors reads their PE imports), except the BRISK_SHARED
+# ones, which import brisk.dll (copied beside them). -DBRISK_PASCAL=OFF
+# leaves all of it out.
+if(DEFINED BRISK_PASCAL AND NOT BRISK_PASCAL)
+  return()
+endif()
+set(BRISK_FPC_WIN64 "${PROJECT_SOURCE_DIR}/.cache/fpc-win64/bin/fpc-win64" CACHE FILEPATH
+  "Free Pascal cross-compiling to Win64 (scripts/build-fpc-win64.sh)")
+find_program(brisk_fpc fpc)
+if(brisk_fpc AND BRISK_FPC_WIN64 STREQUAL "${PROJECT_SOURCE_DIR}/.cache/fpc-win64/bin/fpc-win64")
+  # up to date in a moment; 15 s to 2 min the first time
+  execute_process(COMMAND ${PROJECT_SOURCE_DIR}/scripts/build-fpc-win64.sh
+    RESULT_VARIABLE brisk_fpc_win64_rc OUTPUT_QUIET ERROR_VARIABLE brisk_fpc_win64_error)
+  if(NOT brisk_fpc_win64_rc EQUAL 0)
+    message(WARNING "scripts/build-fpc-win64.sh failed: ${brisk_fpc_win64_error}")
+  endif()
+endif()
+if(NOT EXISTS ${BRISK_FPC_WIN64})
+  message(WARNING "Free Pascal for Win64 not available (${BRISK_FPC_WIN64}): the Pascal "
+    "programs are not built and the test pascal_win64_missing fails. Install fp-compiler, "
+    "fp-units-rtl and fpc-source, then run scripts/build-fpc-win64.sh.")
+  add_test(NAME pascal_win64_missing COMMAND ${CMAKE_COMMAND} -E false)
+  set_tests_properties(pascal_win64_missing PROPERTIES LABELS "pascal;windows")
+  return()
+endif()
+
+set(brisk_pascal_dir ${PROJECT_SOURCE_DIR}/pascal)
+set(brisk_pascal_tests ${PROJECT_SOURCE_DIR}/pascal/tests)
+set(brisk_pascal_bench ${PROJECT_SOURCE_DIR}/bench/pascal)
+set(brisk_win64_tests ${PROJECT_BINARY_DIR}/pascal-win64/tests)
+set(brisk_win64_bench ${PROJECT_BINARY_DIR}/pascal-win64/bench)
+file(MAKE_DIRECTORY ${brisk_win64_tests} ${brisk_win64_bench})
+
+# Free Pascal 3.2.2's linker stops with an internal error on the DWARF
+# sections (.debug_*) that gcc -g writes: the programs link a copy of
+# libbrisk.a without them (the same as libbrisk.a in a Release build).
+find_program(BRISK_OBJCOPY NAMES x86_64-w64-mingw32-objcopy REQUIRED)
+set(brisk_fpc_lib_dir ${PROJECT_BINARY_DIR}/pascal-win64/lib)
+file(MAKE_DIRECTORY ${brisk_fpc_lib_dir})
+add_custom_command(OUTPUT ${brisk_fpc_lib_dir}/libbrisk.a
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${brisk_fpc_lib_dir}
+  COMMAND ${BRISK_OBJCOPY} --strip-debug $<TARGET_FILE:brisk_static> ${brisk_fpc_lib_dir}/libbrisk.a
+  DEPENDS brisk_static
+  COMMENT "libbrisk.a for Free Pascal (no DWARF sections)"
+  VERBATIM)
+add_custom_target(pascal_win64_libbrisk DEPENDS ${brisk_fpc_lib_dir}/libbrisk.a)
+
+# brisk_fpc_win64(NAME SOURCE OUTPUT_DIR [FLAGS...]): OUTPUT_DIR/NAME.exe, with
+# a unit folder of its own (BriskMM compiles differently per define).
+function(brisk_fpc_win64 name source output_dir)
+  set(output ${output_dir}/${name}.exe)
+  set(unit_dir ${PROJECT_BINARY_DIR}/pascal-win64/units/${name})
+  add_custom_command(OUTPUT ${output}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${unit_dir}
+    COMMAND ${BRISK_FPC_WIN64} -O2 -vw -l- ${ARGN}
+      -FU${unit_dir} -Fu${brisk_pascal_dir} -Fi${brisk_pascal_tests}
+      -Fl${brisk_fpc_lib_dir} -o${output} ${source}
+    DEPENDS ${source} ${brisk_pascal_dir}/BriskMM.pas ${brisk_pascal_tests}/checks.inc
+      ${brisk_fpc_lib_dir}/libbrisk.a brisk
+    # fpc looks for libraries in its working directory before -Fl: not the
+    # build folder, whose libbrisk.a may have DWARF sections
+    WORKING_DIRECTORY ${brisk_fpc_lib_dir}
+    COMMENT "fpc win64 ${name}"
+    VERBATIM)
+  add_custom_target(pascal_win64_${name} ALL DEPENDS ${output})
+endfunction()
+
+# --- BriskMM's tests ----------------------------------------------------------
+brisk_fpc_win64(test_briskmm ${brisk_pascal_tests}/test_briskmm.pas ${brisk_win64_tests})
+brisk_fpc_win64(test_briskmm_shared ${brisk_pascal_tests}/test_briskmm.pas ${brisk_win64_tests}
+  -dBRISK_SHARED)
+brisk_fpc_win64(test_errors ${brisk_pascal_tests}/test_errors.pas ${brisk_win64_tests})
+# err_after_cthreads: cthreads is a Unix unit
+foreach(helper err_not_first err_foreign_free ok_minimal)
+  brisk_fpc_win64(${helper} ${brisk_pascal_tests}/${helper}.pas ${brisk_win64_tests})
+endforeach()
+brisk_fpc_win64(ok_minimal_heaptrc ${brisk_pascal_tests}/ok_minimal.pas ${brisk_win64_tests} -gh)
+brisk_fpc_win64(ok_minimal_shared ${brisk_pascal_tests}/ok_minimal.pas ${brisk_win64_tests}
+  -dBRISK_SHARED)
+# the BRISK_SHARED programs find brisk.dll beside them
+add_custom_command(OUTPUT ${brisk_win64_tests}/brisk.dll
+  COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:brisk> ${brisk_win64_tests}/brisk.dll
+  DEPENDS brisk VERBATIM)
+add_custom_target(pascal_win64_brisk_dll ALL DEPENDS ${brisk_win64_tests}/brisk.dll)
+
+set(wine ${CMAKE_CROSSCOMPILING_EMULATOR})
+add_test(NAME pascal_win64_briskmm COMMAND ${wine} ${brisk_win64_tests}/test_briskmm.exe)
+add_test(NAME pascal_win64_briskmm_shared
+  COMMAND ${wine} ${brisk_win64_tests}/test_briskmm_shared.exe)
+add_test(NAME pascal_win64_errors
+  COMMAND ${wine} ${brisk_win64_tests}/test_errors.exe ${brisk_win64_tests})
+set_tests_properties(pascal_win64_briskmm pascal_win64_briskmm_shared pascal_win64_errors
+  PROPERTIES LABELS "pascal;windows" TIMEOUT 300
+  PASS_REGULAR_EXPRESSION "[1-9][0-9]* passed, 0 failed")
+
+# The reports at exit: a statically linked program runs no C destructor, so
+# BriskMM's finalization asks for them (brisk_binding_done); brisk.dll writes
+# them when it is unloaded.
+foreach(form "" _shared)
+  add_test(NAME pascal_win64_leaks${form} COMMAND ${wine} ${brisk_win64_tests}/ok_minimal${form}.exe)
+  set_tests_properties(pascal_win64_leaks${form} PROPERTIES ENVIRONMENT BRISK_LEAKS=1
+    PASS_REGULAR_EXPRESSION "brisk: leak report: no blocks left allocated at exit")
+  add_test(NAME pascal_win64_stats${form} COMMAND ${wine} ${brisk_win64_tests}/ok_minimal${form}.exe)
+  set_tests_properties(pascal_win64_stats${form} PROPERTIES ENVIRONMENT BRISK_STATS=1
+    PASS_REGULAR_EXPRESSION "statistics \\(pid [0-9]+\\).*  mallocs +[1-9][0-9]*  blocks allocated")
+  set_tests_properties(pascal_win64_leaks${form} pascal_win64_stats${form} PROPERTIES
+    LABELS "pascal;windows;diag" TIMEOUT 120)
+endforeach()
+
+# --- the Pascal workloads, with FPC's heap, msvcrt's malloc (cmem) and brisk ----
+if(NOT EXISTS ${brisk_pascal_bench}/lines.pas)
+  return()
+endif()
+brisk_fpc_win64(gen_lines ${brisk_pascal_bench}/gen_lines.pas ${brisk_win64_bench})
+set(flags_fpcheap "")
+set(flags_cmem -dMM_CMEM)
+set(flags_brisk -dMM_BRISK)
+foreach(workload lines objects percall)
+  foreach(manager fpcheap cmem brisk)
+    brisk_fpc_win64(${workload}_${manager} ${brisk_pascal_bench}/${workload}.pas
+      ${brisk_win64_bench} ${flags_${manager}})
+  endforeach()
+endforeach()
+
+# Quick runs of every variant on a small generated data set: the workloads
+# verify their own results (RESULT ok=1).
+set(data_dir ${PROJECT_BINARY_DIR}/pascal-win64/lines_data)
+add_test(NAME pascal_win64_gen_lines
+  COMMAND ${wine} ${brisk_win64_bench}/gen_lines.exe --dir ${data_dir} --files 4 --mb 1)
+set_tests_properties(pascal_win64_gen_lines PROPERTIES LABELS "pascal;windows"
+  FIXTURES_SETUP pascal_win64_lines_data)
+foreach(manager fpcheap cmem brisk)
+  foreach(reader readln stream)
+    add_test(NAME pascal_win64_lines_${manager}_${reader}
+      COMMAND ${wine} ${brisk_win64_bench}/lines_${manager}.exe --threads 2 --dir ${data_dir}
+              --reader ${reader})
+    set_tests_properties(pascal_win64_lines_${manager}_${reader} PROPERTIES
+      FIXTURES_REQUIRED pascal_win64_lines_data PASS_REGULAR_EXPRESSION "RESULT ok=1")
+  endforeach()
+  add_test(NAME pascal_win64_lines_${manager}_keep
+    COMMAND ${wine} ${brisk_win64_bench}/lines_${manager}.exe --threads 2 --dir ${data_dir} --keep)
+  set_tests_properties(pascal_win64_lines_${manager}_keep PROPERTIES
+    FIXTURES_REQUIRED pascal_win64_lines_data PASS_REGULAR_EXPRESSION "RESULT ok=1 .*keep=1")
+  add_test(NAME pascal_win64_objects_${manager}
+    COMMAND ${wine} ${brisk_win64_bench}/objects_${manager}.exe --threads 3 --quick)
+  add_test(NAME pascal_win64_percall_${manager}
+    COMMAND ${wine} ${brisk_win64_bench}/percall_${manager}.exe --iterations 100000)
+  set_tests_properties(pascal_win64_objects_${manager} pascal_win64_percall_${manager}
+    PROPERTIES PASS_REGULAR_EXPRESSION "RESULT ok=1")
+endforeach()
+# BriskMM gives the line-splitting workload the results FPC's heap gives, at
+# 1, 2 and 4 threads (the counts of RESULT, without the times and sizes).
+add_test(NAME pascal_win64_lines_same_results
+  COMMAND ${CMAKE_COMMAND} "-DWINE=${wine}" -DDATA=${data_dir}
+    -DREFERENCE=${brisk_win64_bench}/lines_fpcheap.exe -DCANDIDATE=${brisk_win64_bench}/lines_brisk.exe
+    -P ${PROJECT_SOURCE_DIR}/cmake/windows/same_results.cmake)
+set_tests_properties(pascal_win64_lines_same_results PROPERTIES
+  FIXTURES_REQUIRED pascal_win64_lines_data)
+get_directory_property(brisk_all_tests TESTS)
+foreach(test ${brisk_all_tests})
+  if(test MATCHES "^pascal_win64_(gen_|lines|objects|percall)")
+    set_tests_properties(${test} PROPERTIES LABELS "pascal;windows" TIMEOUT 300)
+  endif()
+endforeach()

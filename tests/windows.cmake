@@ -1,0 +1,56 @@
+# The Windows tests (cmake/windows.cmake includes this file instead of
+# tests/CMakeLists.txt when cross-building for Win64): Windows programs run
+# by CTest under Wine (CMAKE_CROSSCOMPILING_EMULATOR, set by
+# cmake/mingw-w64-x86_64.cmake). Labels: api, stress, diag, windows.
+#
+# Each test program is built twice: linked with the static library (name
+# suffix _static) and with brisk.dll (_dll), whose thread-exit and start-up
+# paths differ. POSIX threads in the tests come from MinGW's winpthreads,
+# linked statically (-static), so no MinGW DLL sits beside the programs; brisk
+# itself uses no pthreads. Not built for Windows: the fork test and
+# brisk_heap_check's damage test (fork), the malloc-override and preload
+# tests (Windows has no malloc interposition), the layer check (it reads
+# ELF objects) and the Linux diagnostics driver (LD_PRELOAD); windows_diag
+# covers statistics, leak reports, the double-free check and checked mode.
+set(brisk_test_scale 100 CACHE STRING "Test iteration scale, percent")
+
+# brisk_windows_test(NAME SOURCE LABEL): NAME_static and NAME_dll, and a test
+# of each.
+function(brisk_windows_test name source label)
+  foreach(form static dll)
+    set(target ${name}_${form})
+    add_executable(${target} ${PROJECT_SOURCE_DIR}/tests/${source})
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include
+                                                 ${PROJECT_SOURCE_DIR}/tests)
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+    target_compile_definitions(${target} PRIVATE BRISK_TEST_SCALE=${brisk_test_scale})
+    if(form STREQUAL "static")
+      target_link_libraries(${target} PRIVATE brisk_static)
+    else()
+      target_link_libraries(${target} PRIVATE brisk)
+    endif()
+    target_link_libraries(${target} PRIVATE -static -pthread)
+    add_test(NAME ${target} COMMAND ${target})
+    set_tests_properties(${target} PROPERTIES LABELS "${label};windows" TIMEOUT 300
+      FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+  endforeach()
+endfunction()
+
+brisk_windows_test(brisk_api_conformance api_conformance.c api)
+brisk_windows_test(brisk_stress_mt stress_mt.c stress)
+brisk_windows_test(brisk_thread_churn thread_churn.c stress)
+brisk_windows_test(brisk_windows_diag windows_diag.c diag)
+brisk_windows_test(brisk_windows_thread_exit windows_thread_exit.c stress)
+# stress again with immediate purging: decommit and recommit under live blocks
+add_test(NAME brisk_stress_mt_purge0_static COMMAND brisk_stress_mt_static)
+set_tests_properties(brisk_stress_mt_purge0_static PROPERTIES LABELS "stress;windows" TIMEOUT 300
+  ENVIRONMENT "BRISK_PURGE_DELAY=0;BRISK_TEST_SCALE=50" FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+# the churn tests read the working set: alone, not beside other tests
+set_tests_properties(brisk_thread_churn_static brisk_thread_churn_dll PROPERTIES RUN_SERIAL ON)
+
+# libbrisk.a must link into a program whose linker has no import libraries
+# (Free Pascal, Delphi): it defines every symbol it uses.
+add_test(NAME windows_static_imports
+  COMMAND ${CMAKE_COMMAND} -DNM=${BRISK_NM} -DARCHIVE=$<TARGET_FILE:brisk_static>
+          -P ${PROJECT_SOURCE_DIR}/cmake/windows/check_imports.cmake)
+set_tests_properties(windows_static_imports PROPERTIES LABELS "api;windows")
