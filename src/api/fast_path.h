@@ -22,7 +22,7 @@ static inline void *fast_malloc(size_t size) {
 /* Frees a block into a plain page of the calling thread's own heap, once it
  * is sure the pointer is a block brisk handed out and did not get back. */
 static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {
-  if (unlikely(!page_is_block_start(page, block, page->capacity) ||
+  if (unlikely(!page_is_block_start(page, block, page->carved_limit) ||
                block->cookie == free_cookie(block)))
     free_invalid(page, block);
   block->cookie = free_cookie(block);

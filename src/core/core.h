@@ -319,20 +319,18 @@ static inline block_t *page_pop(page_t *page) {
   block->cookie = 0; /* a live block never carries the free cookie */
   return block;
 }
-/* Whether p is the start of a block carved in page: the offset from the
- * first block, times the inverse of the block size's odd part and rotated by
- * its power of two, is the block's index exactly when the offset is a
- * multiple of the block size, and 2^32 / block_size or more otherwise (the
- * multiplication is a bijection on 32-bit numbers). So one comparison with
- * the number of blocks carved rejects interior, misaligned, past-the-end and
- * uncarved pointers alike, and pointers below the first block, whose offset
- * wraps around. */
+/* Whether p is the start of a block carved in page. Write the offset from
+ * the first block as q * block_size + r; times block_magic it is, mod 2^64,
+ * q * block_excess + r * block_magic. That is q * block_excess (below
+ * carved_limit exactly when q < capacity) when r = 0, and at least
+ * block_magic (> 2^41, far above any carved_limit) otherwise, offsets below
+ * the first block included, as long as |offset| < 2^23, which holds inside
+ * a segment. So one multiply and one comparison reject interior,
+ * misaligned, past-the-end, uncarved and header pointers alike. */
 static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, const void *p,
-                                                            uint32_t capacity) {
-  uint32_t scaled = (uint32_t)((uintptr_t)p - (uintptr_t)page->area) * page->block_inverse;
-  unsigned shift = page->block_shift;
-  uint32_t index = (scaled >> shift) | (scaled << ((32 - shift) & 31));
-  return index < capacity;
+                                                            uint64_t carved_limit) {
+  uint64_t offset = (uintptr_t)p - (uintptr_t)page->area;
+  return offset * page->block_magic < carved_limit;
 }
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
 static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const heap_t *heap) {

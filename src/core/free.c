@@ -74,9 +74,8 @@ static block_t *block_handed_out_as(page_t *page, void *p, uint8_t flags) {
     block = (block_t *)page_block_start(page, p);
     if (block != p && *(uintptr_t *)block != aligned_mark(p)) return NULL;
   }
-  uint32_t capacity = __atomic_load_n(&page->capacity, __ATOMIC_RELAXED);
-  if (!page_is_block_start(page, block, capacity) || block->cookie == free_cookie(block))
-    return NULL;
+  uint64_t limit = __atomic_load_n(&page->carved_limit, __ATOMIC_RELAXED);
+  if (!page_is_block_start(page, block, limit) || block->cookie == free_cookie(block)) return NULL;
   return block;
 }
 

@@ -163,8 +163,10 @@ static void page_extend(page_t *page) {
   last->next = page->free;
   last->cookie = free_cookie(last);
   page->free = (block_t *)start;
-  /* Remote freers read it to validate their pointers. */
-  __atomic_store_n(&page->capacity, page->capacity + count, __ATOMIC_RELAXED);
+  uint32_t capacity = page->capacity + count;
+  /* Remote freers read both to validate their pointers. */
+  __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
+  __atomic_store_n(&page->carved_limit, (uint64_t)capacity * page->block_excess, __ATOMIC_RELAXED);
 }
 
 /* ---- page life: fresh, parked, retired ------------------------------------------- */
@@ -186,13 +188,11 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class) {
   return NULL;
 }
 
-/* The modular inverse of an odd number, mod 2^32 (Newton's iteration: each
- * step doubles the correct low bits, from 3 to 48). */
-static uint32_t inverse_of_odd(uint32_t odd) {
-  uint32_t inverse = odd;
-  for (int i = 0; i < 4; i++)
-    inverse *= 2 - odd * inverse;
-  return inverse;
+/* floor(2^64 / size) + 1 (see page_is_block_start). */
+static uint64_t block_magic_of(uint32_t size) {
+  uint64_t quotient = UINT64_MAX / size;
+  if (UINT64_MAX % size == size - 1) quotient++; /* size divides 2^64 */
+  return quotient + 1;
 }
 
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
@@ -200,12 +200,13 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   if (page == NULL) return NULL;
   segment_t *segment = segment_of(page);
   page->block_size = class_size[size_class];
-  page->block_shift = (uint8_t)__builtin_ctz(page->block_size);
-  page->block_inverse = inverse_of_odd(page->block_size >> page->block_shift);
+  page->block_magic = block_magic_of(page->block_size);
+  page->block_excess = (uint32_t)(page->block_size * page->block_magic); /* mod 2^64 */
   page->size_class = (uint8_t)size_class;
   size_t bytes = segment_page_bytes(segment, page, &page->area);
   page->reserved = (uint16_t)(bytes / page->block_size);
   __atomic_store_n(&page->capacity, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&page->carved_limit, 0, __ATOMIC_RELAXED);
   page->used = 0;
   page->free = NULL;
   page->local_free = NULL;

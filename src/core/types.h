@@ -141,6 +141,9 @@ typedef struct page_s {
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
+  /* capacity * block_excess: the bound page_is_block_start compares with,
+   * kept beside capacity (read by remote freers). */
+  uint64_t carved_limit;
   /* read by any freeing thread; written when the page changes state */
   /* The heap whose thread may free into this page with plain stores, or
    * NULL when frees need the slow path. Invariant: xowner_tag == owner heap
@@ -150,12 +153,13 @@ typedef struct page_s {
    * keeps the NULL of its zeroed header), read by page_is_plain(). */
   _Alignas(64) _Atomic(struct heap_s *) xowner_tag;
   uint8_t *area; /* first block */
+  /* block_magic = floor(2^64 / block_size) + 1, so block_size * block_magic
+   * = 2^64 + block_excess with 1 <= block_excess <= block_size: together they
+   * tell a block's start from any other address with one multiply
+   * (page_is_block_start). */
+  uint64_t block_magic;
   uint32_t block_size;
-  /* block_size = odd << block_shift; block_inverse * odd = 1 (mod 2^32):
-   * together they tell a block's start from any other address with one
-   * multiply (page_is_block_start). */
-  uint32_t block_inverse;
-  uint8_t block_shift;
+  uint32_t block_excess;
   uint16_t reserved; /* blocks that fit in the page */
   uint8_t size_class;
   _Atomic(uint8_t) xflags;
