@@ -35,6 +35,7 @@ static blk_t *q_items;
 static size_t q_n, q_cap;
 static int q_stop, q_busy;
 static pthread_cond_t q_idle_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t q_room_cv = PTHREAD_COND_INITIALIZER;
 
 static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
 static blk_t ring[RING];
@@ -63,6 +64,7 @@ static void *survivor(void *arg) {
     size_t got = 0;
     while (q_n > 0 && got < 256)
       local[got++] = q_items[--q_n];
+    pthread_cond_broadcast(&q_room_cv);
     q_busy = 1;
     pthread_mutex_unlock(&q_mu);
     for (size_t k = 0; k < got; k++)
@@ -75,8 +77,15 @@ static void *survivor(void *arg) {
   return NULL;
 }
 
+/* Blocks waiting for the survivor, at most: a survivor the scheduler starves
+ * (a loaded machine) would otherwise let live memory, and with it the peak
+ * RSS asserted below, grow with the thread count whatever the allocator. */
+#define QUEUE_MAX 2048
+
 static void hand_to_survivor(const blk_t *b) {
   pthread_mutex_lock(&q_mu);
+  while (q_n >= QUEUE_MAX)
+    pthread_cond_wait(&q_room_cv, &q_mu);
   if (q_n == q_cap) {
     size_t cap = q_cap ? q_cap * 2 : 1024;
     blk_t *items = A_REALLOC(q_items, cap * sizeof(blk_t));

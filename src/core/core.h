@@ -71,14 +71,21 @@ static inline segment_t *segment_of(const void *p) {
 #define READS_POINTER_HEADER
 #endif
 
-/* The page holding p. Masked to the most pages a segment has, so that for a
- * pointer into the tail of a huge block, whose "segment" is then the block's
- * own data, the read stays inside that block's mapping: its owner tag is
- * garbage that sends the free to the slow path, which finds no segment
- * there and reports the pointer. */
+/* The page holding p. The offset is shifted straight to the descriptor's
+ * byte offset (descriptors are 256 bytes) and masked to the most pages a
+ * segment has, so that for a pointer into the tail of a huge block, whose
+ * "segment" is then the block's own data, the read stays inside that
+ * block's mapping: its owner tag is garbage that sends the free to the slow
+ * path, which finds no segment there and reports the pointer. */
 static inline READS_POINTER_HEADER page_t *page_of(segment_t *segment, const void *p) {
-  size_t index = ((uintptr_t)p - (uintptr_t)segment) >> segment->page_shift;
-  return &segment->pages[index & (MAX_PAGES_PER_SEGMENT - 1)];
+  size_t offset = ((uintptr_t)p - (uintptr_t)segment) >> segment->descriptor_shift;
+  offset &= (size_t)(MAX_PAGES_PER_SEGMENT - 1) << PAGE_DESCRIPTOR_SHIFT;
+  return (page_t *)((uint8_t *)segment->pages + offset);
+}
+/* Pages of 2^shift bytes (HUGE_PAGE_SHIFT: one page, whatever the address). */
+static inline void segment_set_page_shift(segment_t *segment, uint8_t shift) {
+  segment->page_shift = shift;
+  segment->descriptor_shift = (uint8_t)(shift - PAGE_DESCRIPTOR_SHIFT);
 }
 
 /* ---- segment lists: a heap's segments with free pages, and the caches ------- */

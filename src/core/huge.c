@@ -71,7 +71,7 @@ static int64_t cache_fit(segment_t *segment, size_t total) {
 static void huge_header(segment_t *segment, size_t size) {
   memset(segment, 0, sizeof(segment_t) + sizeof(page_t));
   segment->size = size;
-  segment->page_shift = HUGE_PAGE_SHIFT;
+  segment_set_page_shift(segment, HUGE_PAGE_SHIFT);
   segment->kind = SEGMENT_HUGE;
   segment->page_count = 1;
 }

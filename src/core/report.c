@@ -119,7 +119,7 @@ void report_begin(void) {
   if (region == NULL || !platform_commit(region, REPORT_REGION)) return;
   region->kind = SEGMENT_REPORT;
   region->size = REPORT_REGION;
-  region->page_shift = HUGE_PAGE_SHIFT; /* every address maps to page 0, owner tag NULL */
+  segment_set_page_shift(region, HUGE_PAGE_SHIFT); /* every address: page 0, owner tag NULL */
   region->page_count = 1;
   uintptr_t first = align_up((uintptr_t)region + sizeof(segment_t) + sizeof(page_t), 16);
   uintptr_t expected = 0;

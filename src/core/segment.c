@@ -66,7 +66,7 @@ static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
   if (!memory_commit(segment, align_up(header_size(count), OS_PAGE_SIZE))) return false;
   segment->owner = heap;
   segment->size = SEGMENT_SIZE;
-  segment->page_shift = shift;
+  segment_set_page_shift(segment, shift);
   segment->kind = (uint8_t)kind;
   segment->page_count = count;
   segment->used_pages = 0;

@@ -170,7 +170,8 @@ typedef struct page_s {
    * finds it with one shift (page index << 8). */
   _Alignas(64) uint8_t padding[64];
 } page_t;
-_Static_assert(sizeof(page_t) == 256, "page descriptors are 256 bytes");
+#define PAGE_DESCRIPTOR_SHIFT 8
+_Static_assert(sizeof(page_t) == (1 << PAGE_DESCRIPTOR_SHIFT), "page descriptors are 256 bytes");
 
 typedef struct page_queue_s {
   page_t *first;
@@ -183,6 +184,7 @@ typedef struct segment_s {
   struct heap_s *owner;
   size_t size; /* bytes mapped, header included */
   uint8_t page_shift;
+  uint8_t descriptor_shift; /* page_shift - PAGE_DESCRIPTOR_SHIFT (see page_of) */
   uint8_t kind;
   uint16_t page_count;
   uint16_t used_pages;
