@@ -23,9 +23,9 @@ static inline void *fast_malloc(size_t size) {
  * is sure the pointer is a block brisk handed out and did not get back. */
 static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {
   if (unlikely(!page_is_block_start(page, block, page->carved_limit) ||
-               block->cookie == free_cookie(block)))
+               block->cookie == free_cookie()))
     free_invalid(page, block);
-  block->cookie = free_cookie(block);
+  block->cookie = free_cookie();
   block->next = page->local_free;
   page->local_free = block;
   brisk_assert(page->used > 0);

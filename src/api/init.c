@@ -17,6 +17,7 @@ static platform_once_t init_once = PLATFORM_ONCE_INIT;
  * exist in the child are never used there again. */
 static void fork_child(void) {
   background_after_fork();
+  collect_after_fork();
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();

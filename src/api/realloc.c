@@ -13,7 +13,7 @@ READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
     if (likely(page_is_plain(page, heap_current()))) {
       size_t usable = page->block_size;
       if (unlikely(!page_is_block_start(page, p, page->carved_limit) ||
-                   ((block_t *)p)->cookie == free_cookie(p)))
+                   ((block_t *)p)->cookie == free_cookie()))
         free_invalid(page, p);
       if (size <= usable && size >= usable / 2) return p;
     }

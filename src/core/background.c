@@ -29,6 +29,7 @@ static void purge_idle_heap(heap_t *heap, void *pending) {
 
 /* One round; returns whether anything was left to purge. */
 static bool background_round(void) {
+  if (!collect_round_try_begin()) return true; /* brisk_collect() is at it */
   uint64_t maps_before, unmaps_before, purges_before, remaps;
   memory_os_calls(&maps_before, &unmaps_before, &purges_before, &remaps);
   bool pending = false;
@@ -39,6 +40,7 @@ static bool background_round(void) {
   huge_cache_collect(now, false);
   uint64_t maps, unmaps, purges;
   memory_os_calls(&maps, &unmaps, &purges, &remaps);
+  collect_round_end();
   return pending || purges != purges_before || unmaps != unmaps_before;
 }
 

@@ -51,7 +51,33 @@ void collect_abandoned(bool force) {
   segment_cache_collect(now, force);
 }
 
+static void collect_all_locked(heap_t *heap);
+
+/* Held by brisk_collect() and by each round of the background purger, so
+ * that brisk_collect() never returns while a round is releasing spans it took
+ * out of a cache (the memory would still count as mapped): it waits for the
+ * round, then releases what is left itself. Allocation never takes it. */
+static platform_lock_t round_lock = PLATFORM_LOCK_INIT;
+
+bool collect_round_try_begin(void) {
+  return platform_lock_try(&round_lock);
+}
+
+void collect_round_end(void) {
+  lock_release(&round_lock);
+}
+
+void collect_after_fork(void) {
+  platform_lock_reset(&round_lock);
+}
+
 void collect_all(heap_t *heap) {
+  lock_acquire(&round_lock);
+  collect_all_locked(heap);
+  lock_release(&round_lock);
+}
+
+static void collect_all_locked(heap_t *heap) {
   if (heap != &heap_empty) collect_heap(heap, true);
   collect_abandoned(true);
   uint64_t now = platform_clock_ms();

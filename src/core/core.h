@@ -312,11 +312,12 @@ INTERNAL void segment_cache_after_fork(void);
 
 /* ---- page.c: pages of one size class, their queues and free lists ----------------- */
 INTERNAL extern page_t page_empty;
-/* The cookie every free block carries (see block_t): its address mixed with
- * a secret chosen at start-up. */
+/* The cookie every free block carries (see block_t): a secret chosen at
+ * start-up, the same for every block (as glibc's tcache key), so that free
+ * compares and stores it with no arithmetic. */
 INTERNAL extern uintptr_t free_secret;
-static inline uintptr_t free_cookie(const block_t *block) {
-  return (uintptr_t)block ^ free_secret;
+static inline uintptr_t free_cookie(void) {
+  return free_secret;
 }
 /* Takes the first free block of a page whose free list is not empty. */
 static inline block_t *page_pop(page_t *page) {
@@ -459,8 +460,13 @@ INTERNAL void collect_heap(heap_t *heap, bool force);
 INTERNAL void collect_thread_exit(void *heap);
 /* Tidy the heaps of exited threads (force: wait for the lock). */
 INTERNAL void collect_abandoned(bool force);
-/* brisk_collect(): everything, now. */
+/* brisk_collect(): everything, now (after any purger round under way). */
 INTERNAL void collect_all(heap_t *heap);
+/* A background round: false when brisk_collect() is at work (skip it). */
+INTERNAL bool collect_round_try_begin(void);
+INTERNAL void collect_round_end(void);
+/* In a forked child: the round lock is free whoever held it. */
+INTERNAL void collect_after_fork(void);
 
 /* ---- background.c: the background purger --------------------------------------------------- */
 /* Starts the purger if the process has enough mapped to want one (and the

@@ -75,7 +75,7 @@ static block_t *block_handed_out_as(page_t *page, void *p, uint8_t flags) {
     if (block != p && *(uintptr_t *)block != aligned_mark(p)) return NULL;
   }
   uint64_t limit = __atomic_load_n(&page->carved_limit, __ATOMIC_RELAXED);
-  if (!page_is_block_start(page, block, limit) || block->cookie == free_cookie(block)) return NULL;
+  if (!page_is_block_start(page, block, limit) || block->cookie == free_cookie()) return NULL;
   return block;
 }
 
@@ -91,7 +91,7 @@ void free_slow(segment_t *segment, page_t *page, void *p) {
   uint8_t flags = atomic_load_relaxed(&page->xflags);
   block_t *block = (flags & PAGE_IN_USE) ? block_handed_out_as(page, p, flags) : NULL;
   if (unlikely(block == NULL)) free_invalid(page, p);
-  block->cookie = free_cookie(block);
+  block->cookie = free_cookie();
   heap_t *owner = segment->owner;
   if (owner == heap)
     free_local_slow(owner, page, block);
@@ -114,7 +114,7 @@ static const char *why_invalid(segment_t *segment, page_t *page, const void *p, 
     return "the pointer lies where no block has been handed out yet";
   block_t *block = (block_t *)start;
   if ((const uint8_t *)p == start || *(const uintptr_t *)start == aligned_mark(p)) {
-    if (block->cookie == free_cookie(block)) return "the block is already free (double free)";
+    if (block->cookie == free_cookie()) return "the block is already free (double free)";
   }
   msg_format(detail, size, "the pointer is %zu bytes into the %u-byte block at %p",
              (size_t)((const uint8_t *)p - start), page->block_size, (const void *)start);

@@ -157,11 +157,11 @@ static void page_extend(page_t *page) {
   for (unsigned i = 0; i + 1 < count; i++) {
     block_t *block = (block_t *)(start + i * size);
     block->next = (block_t *)(start + (i + 1) * size);
-    block->cookie = free_cookie(block);
+    block->cookie = free_cookie();
   }
   block_t *last = (block_t *)(start + (size_t)(count - 1) * size);
   last->next = page->free;
-  last->cookie = free_cookie(last);
+  last->cookie = free_cookie();
   page->free = (block_t *)start;
   uint32_t capacity = page->capacity + count;
   /* Remote freers read both to validate their pointers. */

@@ -99,8 +99,8 @@ typedef enum segment_kind {
   SEGMENT_KIND_COUNT
 } segment_kind;
 
-/* A free block: the free-list link, then a cookie (its address mixed with
- * a per-process secret) that says "already free" to a second free. malloc
+/* A free block: the free-list link, then a cookie (a per-process secret)
+ * that says "already free" to a second free. malloc
  * clears the cookie, so a live block never carries it. */
 typedef struct block_s {
   struct block_s *next;
