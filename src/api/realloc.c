@@ -4,20 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
-READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
-  /* Most reallocs of a growing string stay in place: settle those from the
-   * page alone when it is this thread's and plain. */
-  if (likely(p != NULL && size != 0)) {
-    segment_t *segment = segment_of(p);
-    page_t *page = page_of(segment, p);
-    if (likely(page_is_plain(page, heap_current()))) {
-      size_t usable = page->block_size;
-      if (unlikely(!page_is_block_start(page, p, page->carved_limit) ||
-                   ((block_t *)p)->cookie == free_cookie()))
-        free_invalid(page, p);
-      if (size <= usable && size >= usable / 2) return p;
-    }
-  }
+/* Everything but the in-place case, out of line so that case needs no stack
+ * frame. */
+static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
   if (p == NULL) return fast_malloc(size);
   if (size == 0) { /* glibc frees and returns NULL */
     brisk_free(p);
@@ -44,6 +33,23 @@ READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
   memcpy(copy, p, size < usable ? size : usable);
   brisk_free(p);
   return copy;
+}
+
+READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
+  /* Most reallocs of a growing string stay in place: settle those from the
+   * page alone when it is this thread's and plain. */
+  if (likely(p != NULL && size != 0)) {
+    segment_t *segment = segment_of(p);
+    page_t *page = page_of(segment, p);
+    if (likely(page_is_plain(page, heap_current()))) {
+      size_t usable = page->block_size;
+      if (unlikely(!page_is_block_start(page, p, page->carved_limit) ||
+                   ((block_t *)p)->cookie == free_cookie()))
+        free_invalid(page, p);
+      if (size <= usable && size >= usable / 2) return p;
+    }
+  }
+  return realloc_slow(p, size);
 }
 
 void *brisk_reallocarray(void *p, size_t count, size_t size) {

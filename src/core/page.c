@@ -154,14 +154,25 @@ static void page_extend(page_t *page) {
   uint8_t *start = page->area + (size_t)page->capacity * size;
   /* Fresh blocks carry the free cookie like every other free block, so a
    * free of one (a pointer just past a live block, say) is caught. */
-  for (unsigned i = 0; i + 1 < count; i++) {
-    block_t *block = (block_t *)(start + i * size);
-    block->next = (block_t *)(start + (i + 1) * size);
-    block->cookie = free_cookie();
+  uintptr_t cookie = free_cookie();
+  uint8_t *at = start;
+  /* Two blocks a round: writing the links is most of what a fresh page costs. */
+  for (unsigned pairs = (count - 1) / 2; pairs > 0; pairs--) {
+    block_t *first = (block_t *)at, *second = (block_t *)(at + size);
+    first->next = second;
+    first->cookie = cookie;
+    second->next = (block_t *)(at + 2 * size);
+    second->cookie = cookie;
+    at += 2 * size;
   }
-  block_t *last = (block_t *)(start + (size_t)(count - 1) * size);
+  if ((count - 1) % 2 != 0) {
+    ((block_t *)at)->next = (block_t *)(at + size);
+    ((block_t *)at)->cookie = cookie;
+    at += size;
+  }
+  block_t *last = (block_t *)at;
   last->next = page->free;
-  last->cookie = free_cookie();
+  last->cookie = cookie;
   page->free = (block_t *)start;
   uint32_t capacity = page->capacity + count;
   /* Remote freers read both to validate their pointers. */
@@ -262,15 +273,21 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   segment_page_free(heap, page);
 }
 
-void page_retire(heap_t *heap, page_t *page) {
+static NOINLINE void page_retire_now(heap_t *heap, page_t *page) {
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
-  page_queue_t *queue = &heap->queues[page->size_class];
+  retire_from_queue(heap, &heap->queues[page->size_class], page);
+}
+
+void page_retire(heap_t *heap, page_t *page) {
   /* Keep the only page of a class: a loop allocating and freeing one block
    * at a page boundary would otherwise set up and tear down a page each time.
    * Housekeeping retires it once it has stayed empty. Not a large page: it
-   * is a whole segment. */
+   * is a whole segment. This test comes first and alone, because that loop
+   * (one string built and dropped at a time) calls here on nearly every
+   * free. A parked page is never first in its queue: it is on the full list. */
+  const page_queue_t *queue = &heap->queues[page->size_class];
   if (queue->first == page && queue->last == page && page_kept_warm(heap, page)) return;
-  retire_from_queue(heap, queue, page);
+  page_retire_now(heap, page);
 }
 
 void page_collect_heap(heap_t *heap, bool force) {
