@@ -291,10 +291,11 @@ INTERNAL segment_t *span_cache_take(span_cache *cache, int64_t (*fit)(segment_t 
                                     size_t arg);
 /* Visits the segments cached for delay ms by now (all, when force; nothing,
  * when delay < 0 and not force, or when another thread holds the cache and
- * not force); those visit returns true for leave the cache and are returned
- * as a list linked by next. */
-INTERNAL segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
-                                       bool (*visit)(segment_t *segment, bool force));
+ * not force); those visit returns true for leave the cache and are given to
+ * release once the cache's lock is dropped. */
+INTERNAL void span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
+                                 bool (*visit)(segment_t *segment, bool force),
+                                 void (*release)(segment_t *segment));
 /* In a forked child: the lock is free again, whoever held it. */
 INTERNAL void span_cache_after_fork(span_cache *cache);
 

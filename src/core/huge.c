@@ -263,11 +263,5 @@ static bool cache_expire(segment_t *segment, bool force) {
 }
 
 void huge_cache_collect(uint64_t now, bool force) {
-  segment_t *expired =
-      span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire);
-  while (expired != NULL) {
-    segment_t *next = expired->next;
-    huge_unmap(expired);
-    expired = next;
-  }
+  span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire, huge_unmap);
 }

@@ -282,11 +282,6 @@ static bool cache_expire(segment_t *segment, bool force) {
 }
 
 void segment_cache_collect(uint64_t now, bool force) {
-  segment_t *unmap_list =
-      span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire);
-  while (unmap_list != NULL) {
-    segment_t *next = unmap_list->next;
-    segment_unmap(unmap_list);
-    unmap_list = next;
-  }
+  span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire,
+                     segment_unmap);
 }

@@ -69,13 +69,14 @@ segment_t *span_cache_take(span_cache *cache, int64_t (*fit)(segment_t *, size_t
   return segment;
 }
 
-segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
-                              bool (*visit)(segment_t *segment, bool force)) {
-  if (delay < 0 && !force) return NULL;
+void span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
+                        bool (*visit)(segment_t *segment, bool force),
+                        void (*release)(segment_t *segment)) {
+  if (delay < 0 && !force) return;
   if (force)
     lock_acquire(&cache->lock);
   else if (!platform_lock_try(&cache->lock))
-    return NULL; /* another thread is at it: next time */
+    return; /* another thread is at it: next time */
   segment_t *removed = NULL;
   for (segment_t **link = &cache->first; *link != NULL;) {
     segment_t *s = *link;
@@ -90,7 +91,11 @@ segment_t *span_cache_collect(span_cache *cache, uint64_t now, long delay, bool 
     removed = s;
   }
   lock_release(&cache->lock);
-  return removed;
+  while (removed != NULL) { /* system calls, outside the lock */
+    segment_t *next = removed->next;
+    release(removed);
+    removed = next;
+  }
 }
 
 void span_cache_after_fork(span_cache *cache) {
