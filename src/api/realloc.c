@@ -4,6 +4,14 @@
 #include <errno.h>
 #include <string.h>
 
+/* The size a block that moves gets: at least 25% more room when it grows,
+ * so a string built by appending is copied a logarithmic number of times,
+ * not once per size class. */
+static size_t realloc_target(size_t size, size_t usable) {
+  if (size > usable && usable + usable / 4 > size) return usable + usable / 4;
+  return size;
+}
+
 /* Everything but the in-place case, out of line so that case needs no stack
  * frame. */
 static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
@@ -22,11 +30,7 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
   size_t usable = brisk_usable_size(p);
   /* Stay put when the block fits and would not waste more than half. */
   if (size <= usable && size >= usable / 2) return p;
-  /* A block that grows moves to at least 25% more room, so a string built
-   * by appending is copied a logarithmic number of times, not once per
-   * size class. */
-  size_t target = size;
-  if (size > usable && usable + usable / 4 > size) target = usable + usable / 4;
+  size_t target = realloc_target(size, usable);
   void *copy = fast_malloc(target);
   if (copy == NULL && target != size) copy = fast_malloc(size);
   if (copy == NULL) return NULL; /* the old block stays valid */
@@ -35,18 +39,38 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
   return copy;
 }
 
+/* A block of this thread's plain page (already validated) that must move:
+ * the page already says its size, and the old block is freed straight into
+ * it unless the allocation changed the page's state. */
+static NOINLINE READS_POINTER_HEADER void *realloc_move_local(heap_t *heap, page_t *page, void *p,
+                                                              size_t size, size_t usable) {
+  size_t target = realloc_target(size, usable);
+  void *copy = fast_malloc(target);
+  if (copy == NULL && target != size) copy = fast_malloc(size);
+  if (copy == NULL) return NULL; /* the old block stays valid */
+  memcpy(copy, p, size < usable ? size : usable);
+  if (likely(page_is_plain(page, heap)))
+    free_local(heap, page, (block_t *)p);
+  else
+    brisk_free(p);
+  return copy;
+}
+
 READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
   /* Most reallocs of a growing string stay in place: settle those from the
-   * page alone when it is this thread's and plain. */
+   * page alone when it is this thread's and plain, and move the others
+   * without looking the page up again. */
   if (likely(p != NULL && size != 0)) {
     segment_t *segment = segment_of(p);
     page_t *page = page_of(segment, p);
-    if (likely(page_is_plain(page, heap_current()))) {
+    heap_t *heap = heap_current();
+    if (likely(page_is_plain(page, heap))) {
       size_t usable = page->block_size;
       if (unlikely(!page_is_block_start(page, p, page->carved_limit) ||
                    ((block_t *)p)->cookie == free_cookie()))
         free_invalid(page, p);
       if (size <= usable && size >= usable / 2) return p;
+      return realloc_move_local(heap, page, p, size, usable);
     }
   }
   return realloc_slow(p, size);
