@@ -258,10 +258,13 @@ void page_unpark(heap_t *heap, page_t *page) {
 }
 
 /* Whether an empty page stays with its class (see page_retire): only for a
- * thread that is there to use it again, and only small pages, so a thread
- * keeps at most a few hundred KiB this way. */
+ * thread that is there to use it again (an exited thread's heap keeps none),
+ * and not a large page, which is a whole segment. A pool thread that frees
+ * everything at the end of each burst of work would otherwise hand its
+ * medium pages back, and their segments, and fault them in again at the
+ * next burst. */
 static bool page_kept_warm(const heap_t *heap, const page_t *page) {
-  return page->block_size <= SMALL_MAX && atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
+  return page->block_size <= MEDIUM_MAX && atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
 }
 
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
