@@ -15,22 +15,7 @@ static platform_once_t init_once = PLATFORM_ONCE_INIT;
  * child never reuses. The forking thread's own heap is consistent (fork is
  * not called from inside malloc), and the heaps of threads that do not
  * exist in the child are never used there again. */
-#ifdef BRISK_DEBUG
-/* A thread that was purging when fork came may have decommitted pages whose
- * bookkeeping still says resident. With MADV_DONTNEED that is harmless (they
- * read as zeros and are rebuilt when reused), but a debug build decommits by
- * making pages inaccessible, so its child makes every segment accessible
- * again rather than fault on such a page. */
-static void commit_whole(segment_t *segment, void *arg) {
-  (void)arg;
-  platform_commit(segment, segment->size);
-}
-#endif
-
 static void fork_child(void) {
-#ifdef BRISK_DEBUG
-  segment_map_visit(commit_whole, NULL);
-#endif
   background_after_fork();
   collect_after_fork();
   heaps_after_fork();

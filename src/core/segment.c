@@ -105,16 +105,20 @@ static void segment_unmap(segment_t *segment) {
   memory_release(segment, segment->size);
 }
 
-/* Purge every dirty page of a segment nobody uses (in the cache). */
+/* Purge every dirty page of a segment nobody uses (in the cache). The pages
+ * are marked purged before the purge, as purge_segment_expired does: a fork
+ * in between leaves the child pages it will commit again before use, never
+ * pages it believes resident that are not (a fault where decommitting
+ * really takes the memory away, as in BRISK_DEBUG builds). */
 static void segment_purge_all(segment_t *segment) {
   size_t bytes = dirty_bytes(segment);
   if (bytes == 0) return;
-  size_t keep = header_os_bytes(segment);
-  memory_purge((uint8_t *)segment + keep, segment->size - keep);
-  memory_note_committed(-(ptrdiff_t)bytes);
   for (uint16_t i = 0; i < segment->page_count; i++)
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
   segment->dirty_pages = 0;
+  memory_note_committed(-(ptrdiff_t)bytes);
+  size_t keep = header_os_bytes(segment);
+  memory_purge((uint8_t *)segment + keep, segment->size - keep);
 }
 
 /* A cached segment of the same kind keeps its layout; any other will do. */
