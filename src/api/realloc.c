@@ -4,12 +4,17 @@
 #include <errno.h>
 #include <string.h>
 
-/* The size a block that moves gets: at least 25% more room when it grows,
- * so a string built by appending is copied a logarithmic number of times,
- * not once per size class. */
-static size_t realloc_target(size_t size, size_t usable) {
-  if (size > usable && usable + usable / 4 > size) return usable + usable / 4;
-  return size;
+/* A new block for p's contents, the old one left as it is (NULL when there
+ * is no memory). A block that grows moves to at least 25% more room, so a
+ * string built by appending is copied a logarithmic number of times, not
+ * once per size class. */
+static void *realloc_copy(const void *p, size_t size, size_t usable) {
+  size_t target = size;
+  if (size > usable && usable + usable / 4 > size) target = usable + usable / 4;
+  void *copy = fast_malloc(target);
+  if (copy == NULL && target != size) copy = fast_malloc(size);
+  if (copy != NULL) memcpy(copy, p, size < usable ? size : usable);
+  return copy;
 }
 
 /* Everything but the in-place case, out of line so that case needs no stack
@@ -30,11 +35,8 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
   size_t usable = brisk_usable_size(p);
   /* Stay put when the block fits and would not waste more than half. */
   if (size <= usable && size >= usable / 2) return p;
-  size_t target = realloc_target(size, usable);
-  void *copy = fast_malloc(target);
-  if (copy == NULL && target != size) copy = fast_malloc(size);
+  void *copy = realloc_copy(p, size, usable);
   if (copy == NULL) return NULL; /* the old block stays valid */
-  memcpy(copy, p, size < usable ? size : usable);
   brisk_free(p);
   return copy;
 }
@@ -44,11 +46,8 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
  * it unless the allocation changed the page's state. */
 static NOINLINE READS_POINTER_HEADER void *realloc_move_local(heap_t *heap, page_t *page, void *p,
                                                               size_t size, size_t usable) {
-  size_t target = realloc_target(size, usable);
-  void *copy = fast_malloc(target);
-  if (copy == NULL && target != size) copy = fast_malloc(size);
+  void *copy = realloc_copy(p, size, usable);
   if (copy == NULL) return NULL; /* the old block stays valid */
-  memcpy(copy, p, size < usable ? size : usable);
   if (likely(page_is_plain(page, heap)))
     free_local(heap, page, (block_t *)p);
   else
