@@ -51,7 +51,13 @@ void collect_abandoned(bool force) {
   segment_cache_collect(now, force);
 }
 
-static void collect_all_locked(heap_t *heap);
+static void collect_all_locked(heap_t *heap) {
+  if (heap != &heap_empty) collect_heap(heap, true);
+  collect_abandoned(true);
+  uint64_t now = platform_clock_ms();
+  segment_cache_collect(now, true);
+  huge_cache_collect(now, true);
+}
 
 /* Held by brisk_collect() and by each round of the background purger, so
  * that brisk_collect() never returns while a round is releasing spans it took
@@ -75,12 +81,4 @@ void collect_all(heap_t *heap) {
   lock_acquire(&round_lock);
   collect_all_locked(heap);
   lock_release(&round_lock);
-}
-
-static void collect_all_locked(heap_t *heap) {
-  if (heap != &heap_empty) collect_heap(heap, true);
-  collect_abandoned(true);
-  uint64_t now = platform_clock_ms();
-  segment_cache_collect(now, true);
-  huge_cache_collect(now, true);
 }
