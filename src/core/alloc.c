@@ -18,9 +18,7 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
   page_t *page = page_fresh(heap, size_class, false);
   if (page != NULL) return page;
   collect_abandoned(false);
-  page = page_fresh(heap, size_class, true);
-  background_wanted();
-  return page;
+  return page_fresh(heap, size_class, true);
 }
 
 static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
@@ -38,14 +36,19 @@ static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
 void *alloc_small(heap_t *heap, size_t size) {
   unsigned size_class = size_class_of(size);
   page_t *page = heap->queues[size_class].first;
-  if (page == NULL || page->free == NULL) {
-    page = refill(heap, size_class);
-    if (page == NULL) {
-      errno = ENOMEM;
-      return NULL;
-    }
+  if (page != NULL && page->free != NULL) return page_pop(page);
+  page = refill(heap, size_class);
+  if (page == NULL) {
+    errno = ENOMEM;
+    return NULL;
   }
-  return page_pop(page);
+  void *block = page_pop(page);
+  /* Only now, with the block taken: starting the purger creates a thread,
+   * and the C library allocates for it through this very allocator. A page
+   * that refill just set up has no block handed out yet, so a collection in
+   * such a nested call would retire it, segment and all, under our feet. */
+  background_wanted();
+  return block;
 }
 
 void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
