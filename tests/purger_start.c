@@ -1,21 +1,22 @@
 /* The background purger starts inside an allocation, and the C library
  * allocates for the new thread (its thread-local storage) through malloc,
- * which is brisk: a nested call from the middle of brisk's slow path. The
- * first purger start once happened between setting up a fresh page and
- * taking the block from it; a nested call that ran the periodic collection
- * found the page empty, retired it and gave its segment back, so the block
- * the outer call then returned lay in a free segment, later laid out anew
- * under it (the block handed out twice, its first bytes overwritten).
+ * which is brisk: a nested call from the middle of brisk's slow path. brisk
+ * used to start it between setting up a fresh page and taking the block
+ * from it; a nested call that ran the periodic collection found the page
+ * empty, retired it and gave its segment back, so the block the outer call
+ * then returned lay in a free segment, later laid out anew under it (the
+ * block handed out twice, its first bytes overwritten).
  *
  * Whether the nested call collects depends on how many slow calls came
  * before it (housekeeping rides on every 16th), so each case runs in a fresh
  * process (the purger starts once per process, and never in a forked child)
  * with a different number of earlier slow calls: one block in each of that
- * many small size classes. The case (on a thread of its own) then allocates calloc'd 300 KiB blocks
- * until the purger has started (brisk starts it past 16 MiB mapped) and a
- * little beyond, checking that every calloc'd block is zero, that no two
- * live blocks overlap, and that every block keeps its contents. Linked
- * against libbrisk or preloaded: the C library must allocate through brisk. */
+ * many small size classes. The case, on a thread of its own, then allocates
+ * calloc'd 300 KiB blocks until the purger has started (brisk starts it past
+ * 16 MiB mapped) and a little beyond, checking that every calloc'd block is
+ * zero, that no two live blocks overlap, and that every block keeps its
+ * contents. Linked against libbrisk or preloaded: the C library must
+ * allocate through brisk. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,7 +30,8 @@
 #define BIG_MAX 160 /* 48 MiB: well past the purger's 16 MiB threshold */
 #define CLASS_SIZES 32
 
-/* 32 small size classes that no start-up allocation of the C library uses. */
+/* 32 small size classes, none of them the one of the C library's nested
+ * allocation (288 bytes), which must find no page and take the slow path. */
 static size_t class_size(int k) {
   return k < 8 ? (size_t)(k + 1) * 16 : 1024 + (size_t)(k - 8) * 256 + 8;
 }
