@@ -19,4 +19,7 @@ scripts/build-fpc-win64.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake
 cmake --build "$build" -j "$jobs"
-ctest --test-dir "$build" --output-on-failure -j "$jobs"
+status=0
+ctest --test-dir "$build" --output-on-failure -j "$jobs" || status=$?
+scripts/wine-wait.sh "$build"
+exit "$status"

@@ -16,7 +16,9 @@ from collections import namedtuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLANG = ["-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"]
 
-Stage = namedtuple("Stage", "name folder summary cmake_args prepare", defaults=[()])
+# prepare: commands run before configuring; finish: after the tests, whatever
+# their outcome (e.g. waiting for background processes the tests left).
+Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish", defaults=[(), ()])
 STAGES = [
     Stage("release", "build", "the release build: every test, Free Pascal, preloaded programs",
           ["-DCMAKE_BUILD_TYPE=Release"]),
@@ -31,7 +33,8 @@ STAGES = [
     # the Win64 build (MinGW-w64, Free Pascal's win64 units), its tests under Wine
     Stage("windows", "build-win64", "Win64 (brisk.dll, libbrisk.a, BriskMM), tests under Wine",
           ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake"],
-          (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"])),
+          (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"]),
+          (["scripts/wine-wait.sh", "build-win64"],)),
 ]
 
 Result = namedtuple("Result", "passed failed problem failures")
@@ -76,6 +79,8 @@ def run_stage(stage, jobs, log_path):
             return Result(0, not_run, f"build failed, {not_run} tests not run", [])
         status, out = run_logged(["ctest", "--test-dir", folder, "--output-on-failure",
                                   "-j", str(jobs)], log_file)
+        for command in stage.finish:
+            run_logged(command, log_file)
     match = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", out)
     if not match:
         return Result(0, 0, "ctest found no tests" if "No tests were found" in out
