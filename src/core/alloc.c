@@ -18,7 +18,7 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
   page_t *page = page_fresh(heap, size_class, false);
   if (page != NULL) return page;
   collect_abandoned(false);
-  heap->mapped_segment = true;
+  heap->purger_check_due = true;
   return page_fresh(heap, size_class, true);
 }
 
@@ -48,8 +48,8 @@ void *alloc_small(heap_t *heap, size_t size) {
    * and the C library allocates for it through this very allocator. A page
    * that refill just set up has no block handed out yet, so a collection in
    * such a nested call would retire it, segment and all, under our feet. */
-  if (unlikely(heap->mapped_segment)) {
-    heap->mapped_segment = false;
+  if (unlikely(heap->purger_check_due)) {
+    heap->purger_check_due = false;
     background_wanted();
   }
   return block;

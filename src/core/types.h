@@ -233,7 +233,7 @@ typedef struct heap_s {
   size_t dirty_bytes;                          /* free, unpurged, in this heap */
   uint64_t slow_calls;
   uint64_t next_housekeeping_ms;
-  bool mapped_segment; /* a refill mapped one: see whether the purger is due */
+  bool purger_check_due; /* a refill went as far as mapping: is the purger wanted? */
   struct heap_s *next_abandoned;
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
