@@ -352,9 +352,12 @@ INTERNAL page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map);
  * nothing to give are parked on the full list on the way. NULL when none. */
 INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class);
 INTERNAL void page_unpark(heap_t *heap, page_t *page);
+/* Retires a page whose last block came back (a warm page never gets here:
+ * its pin keeps `used` above zero). */
 INTERNAL void page_retire(heap_t *heap, page_t *page);
-/* Collects every queued page; retires the empty ones. force also retires the
- * first page of each class, which page_retire keeps warm. */
+/* Collects every queued page; retires the empty ones, but keeps a warm page
+ * that is its class's only page. force also unpins every warm page (see
+ * page.c), retiring those that are empty. */
 INTERNAL void page_collect_heap(heap_t *heap, bool force);
 INTERNAL uint8_t *page_block_start(const page_t *page, const void *p);
 INTERNAL void page_mark_aligned(heap_t *heap, page_t *page);

@@ -83,8 +83,8 @@ void page_queue_verify(const heap_t *heap, const page_queue_t *queue) {
     brisk_assert(page->prev == previous);
     brisk_assert(flags_of(page) & PAGE_IN_USE);
     brisk_assert(page->capacity <= page->reserved);
-    brisk_assert(page->used <= page->capacity);
     uint8_t flags = flags_of(page);
+    brisk_assert(page->used <= page->capacity + ((flags & PAGE_WARM) != 0));
     bool plain = !diag_counting && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
     brisk_assert(atomic_load_relaxed(&page->xowner_tag) == (plain ? heap : NULL));
     brisk_assert(((flags & PAGE_IN_FULL) != 0) == (queue == &heap->full));
@@ -206,6 +206,49 @@ static uint64_t block_magic_of(uint32_t size) {
   return quotient + 1;
 }
 
+/* ---- warm pages ---------------------------------------------------------------
+ * A live thread's heap keeps one page per small or medium class *warm*: the
+ * page holds one extra count in `used`, a pin, so the free that gives back
+ * its last block does not bring `used` to zero and retires nothing. A loop
+ * that allocates and frees one block at a page boundary (one string built
+ * and dropped at a time), or a pool thread that frees everything at the end
+ * of each burst, would otherwise build and tear down a page, and fault it in
+ * again, each time; and the pin costs the free path nothing, where testing
+ * "is this the page to keep?" at every emptying free did. Housekeeping
+ * unpins a warm page that is empty while its class has other pages; thread
+ * exit and brisk_collect() unpin them all, so an exited thread's heap keeps
+ * none. Not a large page: it is a whole segment. */
+static bool class_has_warm(const heap_t *heap, unsigned size_class) {
+  return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
+}
+
+static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
+  uint64_t bit = (uint64_t)1 << (size_class % 64);
+  if (warm)
+    heap->warm_classes[size_class / 64] |= bit;
+  else
+    heap->warm_classes[size_class / 64] &= ~bit;
+}
+
+/* Makes a fresh page its class's warm page when the class has none. */
+static void page_pin_if_wanted(heap_t *heap, page_t *page) {
+  if (page->block_size > MEDIUM_MAX || class_has_warm(heap, page->size_class) ||
+      atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE)
+    return;
+  class_warm_set(heap, page->size_class, true);
+  flags_set(heap, page, flags_of(page) | PAGE_WARM);
+  page->used++;
+}
+
+/* Takes the pin out; true when no block of the page is left in use. */
+static bool page_unpin(heap_t *heap, page_t *page) {
+  brisk_assert(flags_of(page) & PAGE_WARM);
+  brisk_assert(page->used >= 1);
+  class_warm_set(heap, page->size_class, false);
+  flags_set(heap, page, flags_of(page) & ~PAGE_WARM);
+  return --page->used == 0;
+}
+
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   page_t *page = segment_page_alloc(heap, size_class_kind(size_class), may_map);
   if (page == NULL) return NULL;
@@ -223,6 +266,7 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   page->local_free = NULL;
   atomic_store_relaxed(&page->xthread_free, 0);
   flags_set(heap, page, PAGE_IN_USE);
+  page_pin_if_wanted(heap, page);
   page_extend(page);
   queue_push_front(&heap->queues[size_class], page);
   direct_update(heap, size_class);
@@ -257,17 +301,8 @@ void page_unpark(heap_t *heap, page_t *page) {
   QUEUE_VERIFY(heap, &heap->full);
 }
 
-/* Whether an empty page stays with its class (see page_retire): only for a
- * thread that is there to use it again (an exited thread's heap keeps none),
- * and not a large page, which is a whole segment. A pool thread that frees
- * everything at the end of each burst of work would otherwise hand its
- * medium pages back, and their segments, and fault them in again at the
- * next burst. */
-static bool page_kept_warm(const heap_t *heap, const page_t *page) {
-  return page->block_size <= MEDIUM_MAX && atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
-}
-
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
+  brisk_assert(!(flags_of(page) & PAGE_WARM));
   bool was_first = queue->first == page;
   queue_remove(queue, page);
   flags_set(heap, page, 0); /* no longer in use: frees of it take the slow path */
@@ -276,21 +311,9 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   segment_page_free(heap, page);
 }
 
-static NOINLINE void page_retire_now(heap_t *heap, page_t *page) {
+void page_retire(heap_t *heap, page_t *page) {
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   retire_from_queue(heap, &heap->queues[page->size_class], page);
-}
-
-void page_retire(heap_t *heap, page_t *page) {
-  /* Keep the only page of a class: a loop allocating and freeing one block
-   * at a page boundary would otherwise set up and tear down a page each time.
-   * Housekeeping retires it once it has stayed empty. Not a large page: it
-   * is a whole segment. This test comes first and alone, because that loop
-   * (one string built and dropped at a time) calls here on nearly every
-   * free. A parked page is never first in its queue: it is on the full list. */
-  const page_queue_t *queue = &heap->queues[page->size_class];
-  if (queue->first == page && queue->last == page && page_kept_warm(heap, page)) return;
-  page_retire_now(heap, page);
 }
 
 void page_collect_heap(heap_t *heap, bool force) {
@@ -299,12 +322,26 @@ void page_collect_heap(heap_t *heap, bool force) {
     for (page_t *page = queue->first, *next; page != NULL; page = next) {
       next = page->next;
       collect_thread_free(page);
-      if (page->used != 0) continue;
-      if (!force && queue->first == page && queue->last == page && page_kept_warm(heap, page))
+      if (flags_of(page) & PAGE_WARM) {
+        /* Kept while it has blocks in use or is its class's only page. */
+        bool alone = queue->first == page && queue->last == page;
+        if (!force && (page->used > 1 || alone)) continue;
+        if (!page_unpin(heap, page)) continue;
+      } else if (page->used != 0) {
         continue;
+      }
       retire_from_queue(heap, queue, page);
     }
   }
+  if (!force) return;
+  /* A parked warm page has every block it carved in use (or on its way
+   * back), so losing the pin leaves it in use. */
+  for (page_t *page = heap->full.first; page != NULL; page = page->next)
+    if (flags_of(page) & PAGE_WARM) {
+      bool empty = page_unpin(heap, page);
+      brisk_assert(!empty);
+      (void)empty;
+    }
 }
 
 /* Marks a page whose block is handed out at an interior offset, so frees and

@@ -113,6 +113,7 @@ enum {
   PAGE_IN_FULL = 2,     /* on the heap's full list, waiting for a remote free */
   PAGE_HAS_ALIGNED = 4, /* some block was handed out at an interior offset */
   PAGE_DIRTY = 8,       /* free but still resident: purge after the delay */
+  PAGE_WARM = 16,       /* its class's warm page: `used` holds one pin (page.c) */
 };
 
 /* xthread_free low bit: the owner parked this page on its full list and asks
@@ -124,10 +125,11 @@ struct heap_s;
 struct segment_s;
 
 /* Counting identity for an in-use page (owner's view):
- *   capacity = used + |free| + |local_free|
- *   used     = blocks handed out - blocks known freed
- * Blocks on xthread_free or in the heap's delayed list are still counted in
- * used until the owner collects them.
+ *   capacity = used - pin + |free| + |local_free|
+ *   used     = blocks handed out - blocks known freed + pin
+ * where pin is 1 on a warm page (PAGE_WARM), else 0. Blocks on xthread_free
+ * or in the heap's delayed list are still counted in used until the owner
+ * collects them.
  *
  * Three cache lines, by who writes them: the owner on every call; nobody
  * after set-up (read by every freeing thread); other threads (remote frees).
@@ -222,9 +224,10 @@ typedef enum heap_state { HEAP_IN_USE, HEAP_ABANDONED, HEAP_CLAIMED } heap_state
  * 8-byte size step up to DIRECT_MAX, the page to allocate from. */
 typedef struct heap_s {
   page_t *direct[DIRECT_SLOTS];
-  page_queue_t queues[CLASS_COUNT]; /* pages with (maybe) free blocks */
-  page_queue_t full;                /* pages with none, XFREE_NOTIFY set */
-  _Atomic(block_t *) xdelayed;      /* remote frees into full pages */
+  page_queue_t queues[CLASS_COUNT];               /* pages with (maybe) free blocks */
+  page_queue_t full;                              /* pages with none, XFREE_NOTIFY set */
+  uint64_t warm_classes[(CLASS_COUNT + 63) / 64]; /* classes that have a warm page */
+  _Atomic(block_t *) xdelayed;                    /* remote frees into full pages */
   /* The heap's segments and their free pages: the owner changes them on
    * its slow paths, the background purger purges their pages; both under
    * segments_lock (never taken on a fast path). */

@@ -7,6 +7,7 @@
 
 typedef struct checker {
   int problems;
+  uint8_t warm_pages[CLASS_COUNT]; /* pages flagged warm, per class */
 } checker;
 
 static void problem(checker *c, const page_t *page, const char *what, const void *where) {
@@ -53,13 +54,23 @@ static void check_page(checker *c, heap_t *heap, page_t *page, bool on_full_list
   uint64_t seen[MAX_BLOCKS_PER_PAGE / 64] = {0};
   size_t free_blocks = walk_list(c, page, page->free, seen);
   free_blocks += walk_list(c, page, page->local_free, seen);
-  /* capacity = used + |free| + |local_free|, counting blocks on their way
-   * back from other threads (remote list, delayed list) as used. */
-  if ((size_t)page->used + free_blocks > page->capacity)
+  /* capacity = used - pin + |free| + |local_free|, counting blocks on their
+   * way back from other threads (remote list, delayed list) as used; a warm
+   * page's pin is one count in used that is no block. */
+  bool warm = (flags & PAGE_WARM) != 0;
+  if (warm && c->warm_pages[page->size_class] < UINT8_MAX) c->warm_pages[page->size_class]++;
+  bool class_warm = (heap->warm_classes[page->size_class / 64] >> (page->size_class % 64)) & 1;
+  if (warm && !class_warm) problem(c, page, "warm page of a class not marked warm:", page);
+  if (warm && page->used == 0) {
+    problem(c, page, "warm page without its pin", page);
+    return;
+  }
+  size_t used = page->used - (warm ? 1 : 0);
+  if (used + free_blocks > page->capacity)
     problem(c, page, "used + free blocks exceed the carved blocks", page);
   bool pending = (atomic_load_acquire(&page->xthread_free) & ~XFREE_NOTIFY) != 0 ||
                  atomic_load_acquire(&heap->xdelayed) != NULL;
-  if (!pending && (size_t)page->used + free_blocks != page->capacity)
+  if (!pending && used + free_blocks != page->capacity)
     problem(c, page, "blocks lost: used + free blocks < carved blocks", page);
 }
 
@@ -90,5 +101,12 @@ int brisk_heap_check(void) {
                 (void *)(uintptr_t)slot);
   }
   check_queue(&c, heap, &heap->full, true);
+  for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
+    bool marked = (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
+    if (c.warm_pages[size_class] == (marked ? 1 : 0)) continue;
+    c.problems++;
+    msg_printf(2, "brisk: heap check: class %u has %u warm pages but is marked %s\n", size_class,
+               c.warm_pages[size_class], marked ? "warm" : "not warm");
+  }
   return c.problems;
 }
