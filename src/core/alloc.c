@@ -22,15 +22,25 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
   return page_fresh(heap, size_class, true);
 }
 
+/* A page with a free block for size_class: one of its own with a block
+ * free, else (a medium class) a free block of a class a little larger, else
+ * one of its own with room to carve, else a fresh page. Small classes carve
+ * at once: their blocks are a fraction of an OS page. */
 static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
   heap->counters.page_refills++;
   event_note(EVENT_REFILL);
   maybe_housekeeping(heap);
-  page_t *page = page_queue_find_free(heap, size_class);
+  bool carve_first = class_size[size_class] <= SMALL_MAX;
+  page_t *page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
   free_delayed_drain(heap); /* full pages that were freed into come back */
-  page = page_queue_find_free(heap, size_class);
+  page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
+  if (!carve_first) {
+    page = page_borrow_larger(heap, size_class);
+    if (page == NULL) page = page_queue_find_free(heap, size_class, true);
+    if (page != NULL) return page;
+  }
   return fresh_page(heap, size_class);
 }
 

@@ -183,18 +183,51 @@ static void page_extend(page_t *page) {
 /* ---- page life: fresh, parked, retired ------------------------------------------- */
 static bool page_park(heap_t *heap, page_t *page);
 
-page_t *page_queue_find_free(heap_t *heap, unsigned size_class) {
+page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) {
   page_queue_t *queue = &heap->queues[size_class];
   page_t *page = queue->first;
   while (page != NULL) {
     page_collect(page);
-    if (page->free == NULL && page->capacity < page->reserved) page_extend(page);
+    bool carvable = page->capacity < page->reserved;
+    if (page->free == NULL && carvable && may_carve) page_extend(page);
     if (page->free != NULL) {
       page_move_to_front(heap, page);
       return page;
     }
     page_t *next = page->next;
-    if (page_park(heap, page)) page = next; /* else: look at it again */
+    if (carvable)
+      page = next; /* room left, not carved yet: not full */
+    else if (page_park(heap, page))
+      page = next; /* else: a remote free came in, look at it again */
+  }
+  return NULL;
+}
+
+/* A medium block is several OS pages, and a thread that asks for many
+ * medium sizes would otherwise keep a few free blocks of each class
+ * resident while carving new memory for the next class up or down (a
+ * thread per task allocating 8-64 KiB at random held twice what it had
+ * live). So before carving, a medium request takes a block that is already
+ * free in a class up to one doubling larger: memory that is resident
+ * anyway, at the cost of a bigger block than asked for. Only the first page
+ * of each class is looked at, so this costs a few loads per refill. */
+#define BORROW_CLASSES 8 /* one doubling: 8 classes per doubling */
+
+page_t *page_borrow_larger(heap_t *heap, unsigned size_class) {
+  unsigned last = size_class + BORROW_CLASSES;
+  for (unsigned larger = size_class + 1; larger <= last && larger < CLASS_COUNT; larger++) {
+    if (class_size[larger] > MEDIUM_MAX) break;
+    page_t *page = heap->queues[larger].first;
+    if (page == NULL) continue;
+    collect_thread_free(page);
+    if (page->local_free != NULL) {
+      /* Freed blocks first: they are resident, where the blocks carved
+       * ahead on `free` may not be yet. Both lists hold free blocks. */
+      block_t *carved = page->free;
+      page->free = page->local_free;
+      page->local_free = carved;
+    }
+    if (page->free != NULL) return page; /* first in its queue already */
   }
   return NULL;
 }

@@ -1,0 +1,41 @@
+/* Medium blocks (8-128 KiB) reuse resident memory across size classes: a
+ * request whose class has no free block takes one already free in a class
+ * up to one doubling larger before carving new memory, and never one of a
+ * smaller class or one more than a doubling larger. Runs in its own process,
+ * so its thread's heap starts empty and the addresses below are its own. */
+#include "alloc_api.h"
+
+#define KIB ((size_t)1024)
+
+int main(void) {
+  api_init();
+
+  /* 100 KiB is class 104 KiB; 90 KiB (class 88 KiB) is two classes below. */
+  void *larger = A_MALLOC(100 * KIB);
+  REQUIRE(larger != NULL);
+  A_FREE(larger);
+  void *borrowed = A_MALLOC(90 * KIB);
+  CHECK_MSG(borrowed == larger, "90 KiB at %p, not the free 100 KiB block at %p", borrowed, larger);
+  CHECK(A_USABLE_SIZE(borrowed) >= 100 * KIB);
+  memset(borrowed, 0xA5, A_USABLE_SIZE(borrowed)); /* all of it is the caller's */
+  CHECK(A_HEAP_CHECK() == 0);
+
+  /* More than a doubling apart: 40 KiB does not take a free 100 KiB block. */
+  A_FREE(borrowed);
+  void *small = A_MALLOC(40 * KIB);
+  CHECK_MSG(small != larger, "40 KiB took the 100 KiB block at %p", larger);
+  CHECK(A_USABLE_SIZE(small) < 48 * KIB);
+
+  /* Never a smaller class: 100 KiB does not take a free 90 KiB block. */
+  void *own = A_MALLOC(90 * KIB);
+  REQUIRE(own != NULL);
+  A_FREE(own);
+  void *bigger = A_MALLOC(100 * KIB);
+  CHECK_MSG(bigger != own, "100 KiB took the smaller free block at %p", own);
+  CHECK(A_USABLE_SIZE(bigger) >= 100 * KIB);
+
+  A_FREE(small);
+  A_FREE(bigger);
+  CHECK(A_HEAP_CHECK() == 0);
+  return test_finish();
+}
