@@ -132,21 +132,23 @@ struct segment_s;
  * collects them.
  *
  * Three cache lines, by who writes them: the owner on every call; nobody
- * after set-up (read by every freeing thread); other threads (remote frees).
- * So a remote free never contends with the owner's own stores. */
+ * but the owner, and rarely (set-up, carving), read by every freeing
+ * thread; other threads (remote frees). So a remote free never contends
+ * with the owner's own stores: it validates its pointer against the second
+ * line, which the owner's allocations and frees only read, and pushes onto
+ * the third. (With the carved-block bound on the first line, each remote
+ * free pulled the owner's hot line away from it: on a producer/consumer
+ * ring the owner's next allocation stalled on its own page descriptor.) */
 typedef struct page_s {
-  /* written by the owner */
+  /* written by the owner on every call */
   _Alignas(64) block_t *free;
   block_t *local_free;
   uint32_t used;
-  uint32_t capacity; /* blocks carved so far; extended lazily (read by remote freers) */
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
-  /* capacity * block_excess: the bound page_is_block_start compares with,
-   * kept beside capacity (read by remote freers). */
-  uint64_t carved_limit;
-  /* read by any freeing thread; written when the page changes state */
+  /* read by any freeing thread; written when the page changes state or
+   * carves more blocks */
   /* The heap whose thread may free into this page with plain stores, or
    * NULL when frees need the slow path. Invariant: xowner_tag == owner heap
    * iff the page is in use, plain (no block handed out at an interior
@@ -160,6 +162,10 @@ typedef struct page_s {
    * tell a block's start from any other address with one multiply
    * (page_is_block_start). */
   uint64_t block_magic;
+  /* capacity * block_excess: the bound page_is_block_start compares with,
+   * kept beside capacity. */
+  uint64_t carved_limit;
+  uint32_t capacity; /* blocks carved so far; extended lazily */
   uint32_t block_size;
   uint32_t block_excess;
   uint16_t reserved; /* blocks that fit in the page */
