@@ -71,11 +71,19 @@ def _is_stub(fn):
 def _allocator_functions(profile, allocator):
     """The allocator's functions: those of its object, plus named functions
     callgrind could not place in any object (tcmalloc keeps malloc and free
-    in a section of their own) that call or are called by them."""
+    in a section of their own, brisk the code that reads a pointer's
+    bookkeeping) that are a preloaded allocator's entry points, or that call
+    or are called by its functions. An entry point must be matched by name:
+    brisk's free often calls nothing at all."""
     in_object = _in_object(allocator)
     functions = {fn for edge in profile.edges for fn in edge if fn is not None}
     found = {fn for fn in functions if in_object(fn)}
     unplaced = {fn for fn in functions if fn[0] == "???" and not _is_stub(fn)}
+    if allocator.preload:  # the entry points called are the preloaded library's
+        entries = {fn for fn in unplaced
+                   if ALLOCATING.match(fn[1].split("@")[0]) or FREEING.match(fn[1].split("@")[0])}
+        found |= entries
+        unplaced -= entries
     while unplaced:
         joined = {fn for fn in unplaced if any(
             (fn, other) in profile.edges or (other, fn) in profile.edges for other in found)}
