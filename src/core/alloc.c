@@ -33,9 +33,10 @@ static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
-  free_delayed_drain(heap); /* full pages that were freed into come back */
-  page = page_queue_find_free(heap, size_class, carve_first);
-  if (page != NULL) return page;
+  if (free_delayed_drain(heap)) { /* full pages that were freed into came back */
+    page = page_queue_find_free(heap, size_class, carve_first);
+    if (page != NULL) return page;
+  }
   if (!carve_first) {
     page = page_borrow_larger(heap, size_class);
     if (page == NULL) page = page_queue_find_free(heap, size_class, true);

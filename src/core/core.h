@@ -458,7 +458,7 @@ INTERNAL void free_invalid(page_t *page, const void *p) __attribute__((noreturn,
 /* Every free that the fast path (api/fast_path.h) does not settle. */
 INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
 /* The owner takes in the blocks other threads freed into its parked pages. */
-INTERNAL void free_delayed_drain(heap_t *heap);
+INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
 
 /* ---- collect.c: giving memory back ------------------------------------------------------ */
 /* Collect the heap's frees, retire its empty pages, purge what has waited

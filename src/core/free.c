@@ -28,14 +28,16 @@ static void free_delayed_push(heap_t *owner, block_t *block) {
 }
 
 /* The delayed list, owner half: the blocks go home, unparking their pages. */
-void free_delayed_drain(heap_t *heap) {
-  if (atomic_load_relaxed(&heap->xdelayed) == NULL) return;
+bool free_delayed_drain(heap_t *heap) {
+  if (atomic_load_relaxed(&heap->xdelayed) == NULL) return false;
   block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);
+  bool drained = block != NULL;
   while (block != NULL) {
     block_t *next = block->next;
     free_local_slow(heap, page_of(segment_of(block), block), block);
     block = next;
   }
+  return drained;
 }
 
 /* A block of another thread's heap: onto its page's remote list. */
