@@ -71,6 +71,8 @@ static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
   segment->page_count = count;
   segment->used_pages = 0;
   segment->dirty_pages = 0;
+  segment->free_mask = count == 64 ? UINT64_MAX : ((uint64_t)1 << count) - 1;
+  segment->dirty_mask = 0;
   segment->listed = false;
   segment->next = segment->prev = NULL;
   memset(segment->pages, 0, count * sizeof(page_t));
@@ -113,6 +115,7 @@ static void segment_unmap(segment_t *segment) {
 static void segment_purge_all(segment_t *segment) {
   size_t bytes = dirty_bytes(segment);
   if (bytes == 0) return;
+  segment->dirty_mask = 0;
   for (uint16_t i = 0; i < segment->page_count; i++)
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
   segment->dirty_pages = 0;
@@ -178,17 +181,14 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
     heap->dirty_bytes += (size_t)segment->dirty_pages << segment->page_shift;
   }
   /* Prefer a page that is still resident: it costs no page faults. */
-  page_t *chosen = NULL;
-  for (uint16_t i = 0; i < segment->page_count; i++) {
-    page_t *page = &segment->pages[i];
-    uint8_t flags = atomic_load_relaxed(&page->xflags);
-    if (flags & PAGE_IN_USE) continue;
-    if (flags & PAGE_DIRTY) {
-      chosen = page;
-      break;
-    }
-    if (chosen == NULL) chosen = page;
-  }
+  brisk_assert(segment->free_mask != 0);
+  uint64_t candidates = segment->dirty_mask != 0 ? segment->dirty_mask : segment->free_mask;
+  unsigned index = (unsigned)__builtin_ctzll(candidates);
+  page_t *chosen = &segment->pages[index];
+  brisk_assert(!(atomic_load_relaxed(&chosen->xflags) & PAGE_IN_USE));
+  uint64_t bit = (uint64_t)1 << index;
+  segment->free_mask &= ~bit;
+  segment->dirty_mask &= ~bit;
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
     segment->dirty_pages--;
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
@@ -220,6 +220,9 @@ void segment_page_free(heap_t *heap, page_t *page) {
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
   page->retired_ms = platform_clock_ms();
   segment->dirty_pages++;
+  uint64_t bit = (uint64_t)1 << page->index; /* set last: see purge_segment_expired */
+  segment->free_mask |= bit;
+  segment->dirty_mask |= bit;
   heap->dirty_bytes += (size_t)1 << segment->page_shift;
   if (!segment->listed) list_push(&heap->segments[segment->kind], segment);
   if (--segment->used_pages == 0)
@@ -250,9 +253,9 @@ static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now
                                   bool force) {
   uint8_t *run_start = NULL, *run_end = NULL;
   for (uint16_t i = 0; i <= segment->page_count; i++) {
-    page_t *page = i < segment->page_count ? &segment->pages[i] : NULL;
-    bool purge = page != NULL && (atomic_load_relaxed(&page->xflags) & PAGE_DIRTY) &&
-                 (force || page->retired_ms + (uint64_t)delay <= now);
+    bool dirty = i < segment->page_count && ((segment->dirty_mask >> i) & 1);
+    page_t *page = dirty ? &segment->pages[i] : NULL;
+    bool purge = dirty && (force || page->retired_ms + (uint64_t)delay <= now);
     uint8_t *start = NULL;
     size_t size = 0;
     if (purge) page_purge_range(segment, page, &start, &size);
@@ -264,6 +267,10 @@ static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now
     if (run_start == NULL) run_start = start;
     run_end = start + size;
     memory_note_committed(-((ptrdiff_t)1 << segment->page_shift));
+    /* The mask first: a fork that freezes this thread in between leaves the
+     * child a page it takes for purged and commits again, never one it
+     * takes for resident that is not. */
+    segment->dirty_mask &= ~((uint64_t)1 << i);
     atomic_store_relaxed(&page->xflags, 0);
     segment->dirty_pages--;
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;

@@ -76,6 +76,7 @@
 #define MEDIUM_MAX (128 * KiB) /* >= 4 blocks per medium page */
 #define LARGE_MAX (512 * KiB)  /* >= 7 blocks per large page */
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
+_Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word");
 
 /* malloc sizes up to DIRECT_MAX find their page with one load. */
 #define DIRECT_MAX 1024
@@ -196,7 +197,13 @@ typedef struct segment_s {
   uint8_t kind;
   uint16_t page_count;
   uint16_t used_pages;
-  uint16_t dirty_pages;   /* free pages not yet purged */
+  uint16_t dirty_pages; /* free pages not yet purged */
+  /* Bit i for page i: free (not in use), and free but not purged. They
+   * mirror the pages' flags so that choosing a page and finding what to
+   * purge read one word, not every descriptor. Owner's, under its heap's
+   * segments_lock. */
+  uint64_t free_mask;
+  uint64_t dirty_mask;
   bool listed;            /* on its heap's list of segments with a free page */
   struct segment_s *next; /* in that list, or in a cache */
   struct segment_s *prev;
