@@ -356,6 +356,10 @@ INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool ma
  * that has a free block (see page.c), or NULL. */
 INTERNAL page_t *page_borrow_larger(heap_t *heap, unsigned size_class);
 INTERNAL void page_unpark(heap_t *heap, page_t *page);
+/* Whether the heap keeps a warm page for the class (see page.c). */
+static inline bool heap_class_has_warm(const heap_t *heap, unsigned size_class) {
+  return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
+}
 /* Retires a page whose last block came back (a warm page never gets here:
  * its pin keeps `used` above zero). */
 INTERNAL void page_retire(heap_t *heap, page_t *page);

@@ -251,10 +251,6 @@ static uint64_t block_magic_of(uint32_t size) {
  * unpins a warm page that is empty while its class has other pages; thread
  * exit and brisk_collect() unpin them all, so an exited thread's heap keeps
  * none. Not a large page: it is a whole segment. */
-static bool class_has_warm(const heap_t *heap, unsigned size_class) {
-  return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
-}
-
 static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
   uint64_t bit = (uint64_t)1 << (size_class % 64);
   if (warm)
@@ -265,7 +261,7 @@ static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
 
 /* Makes a fresh page its class's warm page when the class has none. */
 static void page_pin_if_wanted(heap_t *heap, page_t *page) {
-  if (page->block_size > MEDIUM_MAX || class_has_warm(heap, page->size_class) ||
+  if (page->block_size > MEDIUM_MAX || heap_class_has_warm(heap, page->size_class) ||
       atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE)
     return;
   class_warm_set(heap, page->size_class, true);

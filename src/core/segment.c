@@ -70,7 +70,6 @@ static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
   segment->kind = (uint8_t)kind;
   segment->page_count = count;
   segment->used_pages = 0;
-  segment->dirty_pages = 0;
   segment->free_mask = count == 64 ? UINT64_MAX : ((uint64_t)1 << count) - 1;
   segment->dirty_mask = 0;
   segment->listed = false;
@@ -93,12 +92,14 @@ static void list_remove(segment_list_t *list, segment_t *segment) {
   segment->listed = false;
 }
 
+/* Free pages not purged yet, in bytes. (The bits are counted by hand:
+ * __builtin_popcountll becomes a libgcc call without -mpopcnt, and the
+ * Pascal unit links libbrisk.a without libgcc.) */
 static size_t dirty_bytes(const segment_t *segment) {
-  size_t total = 0;
-  for (uint16_t i = 0; i < segment->page_count; i++)
-    if (atomic_load_relaxed(&segment->pages[i].xflags) & PAGE_DIRTY)
-      total += (size_t)1 << segment->page_shift;
-  return total;
+  size_t pages = 0;
+  for (uint64_t mask = segment->dirty_mask; mask != 0; mask &= mask - 1)
+    pages++;
+  return pages << segment->page_shift;
 }
 
 static void segment_unmap(segment_t *segment) {
@@ -118,7 +119,6 @@ static void segment_purge_all(segment_t *segment) {
   segment->dirty_mask = 0;
   for (uint16_t i = 0; i < segment->page_count; i++)
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
-  segment->dirty_pages = 0;
   memory_note_committed(-(ptrdiff_t)bytes);
   size_t keep = header_os_bytes(segment);
   memory_purge((uint8_t *)segment + keep, segment->size - keep);
@@ -161,7 +161,7 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, bool may_map) {
 /* A segment with no page in use leaves its heap for the cache. */
 static void segment_release(heap_t *heap, segment_t *segment) {
   if (segment->listed) list_remove(&heap->segments[segment->kind], segment);
-  heap->dirty_bytes -= (size_t)segment->dirty_pages << segment->page_shift;
+  heap->dirty_bytes -= dirty_bytes(segment);
   segment->owner = NULL;
   /* Resident while the cache is nearly empty; past that, purged now unless
    * the background purger will see to it after the delay. */
@@ -178,7 +178,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
     segment = segment_alloc(heap, kind, may_map);
     if (segment == NULL) return NULL;
     list_push(&heap->segments[kind], segment);
-    heap->dirty_bytes += (size_t)segment->dirty_pages << segment->page_shift;
+    heap->dirty_bytes += dirty_bytes(segment);
   }
   /* Prefer a page that is still resident: it costs no page faults. */
   brisk_assert(segment->free_mask != 0);
@@ -190,7 +190,6 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
   segment->free_mask &= ~bit;
   segment->dirty_mask &= ~bit;
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
-    segment->dirty_pages--;
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
   } else {
     uint8_t *start;
@@ -219,7 +218,6 @@ void segment_page_free(heap_t *heap, page_t *page) {
   brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
   page->retired_ms = platform_clock_ms();
-  segment->dirty_pages++;
   uint64_t bit = (uint64_t)1 << page->index; /* set last: see purge_segment_expired */
   segment->free_mask |= bit;
   segment->dirty_mask |= bit;
@@ -272,7 +270,6 @@ static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now
      * takes for resident that is not. */
     segment->dirty_mask &= ~((uint64_t)1 << i);
     atomic_store_relaxed(&page->xflags, 0);
-    segment->dirty_pages--;
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
   }
 }
@@ -282,7 +279,7 @@ static void purge_expired_locked(heap_t *heap, uint64_t now, bool force) {
   if (heap->dirty_bytes == 0 || (delay < 0 && !force)) return;
   for (int kind = 0; kind < SEGMENT_KIND_COUNT; kind++)
     for (segment_t *segment = heap->segments[kind].first; segment != NULL; segment = segment->next)
-      if (segment->dirty_pages != 0) purge_segment_expired(heap, segment, now, delay, force);
+      if (segment->dirty_mask != 0) purge_segment_expired(heap, segment, now, delay, force);
 }
 
 /* Expired cached segments are purged; brisk_collect() (force) unmaps them all. */

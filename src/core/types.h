@@ -197,7 +197,6 @@ typedef struct segment_s {
   uint8_t kind;
   uint16_t page_count;
   uint16_t used_pages;
-  uint16_t dirty_pages; /* free pages not yet purged */
   /* Bit i for page i: free (not in use), and free but not purged. They
    * mirror the pages' flags so that choosing a page and finding what to
    * purge read one word, not every descriptor. Owner's, under its heap's

@@ -59,7 +59,7 @@ static void check_page(checker *c, heap_t *heap, page_t *page, bool on_full_list
    * page's pin is one count in used that is no block. */
   bool warm = (flags & PAGE_WARM) != 0;
   if (warm && c->warm_pages[page->size_class] < UINT8_MAX) c->warm_pages[page->size_class]++;
-  bool class_warm = (heap->warm_classes[page->size_class / 64] >> (page->size_class % 64)) & 1;
+  bool class_warm = heap_class_has_warm(heap, page->size_class);
   if (warm && !class_warm) problem(c, page, "warm page of a class not marked warm:", page);
   if (warm && page->used == 0) {
     problem(c, page, "warm page without its pin", page);
@@ -102,7 +102,7 @@ int brisk_heap_check(void) {
   }
   check_queue(&c, heap, &heap->full, true);
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
-    bool marked = (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
+    bool marked = heap_class_has_warm(heap, size_class);
     if (c.warm_pages[size_class] == (marked ? 1 : 0)) continue;
     c.problems++;
     msg_printf(2, "brisk: heap check: class %u has %u warm pages but is marked %s\n", size_class,
