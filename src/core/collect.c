@@ -25,11 +25,23 @@ void collect_heap(heap_t *heap, bool force) {
   heap->next_housekeeping_ms = now + (uint64_t)housekeeping_interval_ms();
 }
 
+/* An exiting thread leaves its heap as it is, warm pages and free pages
+ * included, for the next thread to adopt: a program that starts a thread per
+ * task then reuses that memory without page faults, where retiring every
+ * page at exit sent whole segments through the process-wide cache (too small
+ * for a wave of exiting threads) and new threads faulted fresh ones in. A heap
+ * nobody adopts is tidied and purged by the background purger's sweep of
+ * abandoned heaps; without the purger (or with no purge delay) nothing would
+ * sweep it soon, so it is tidied now. */
 void collect_thread_exit(void *arg) {
   heap_t *heap = arg;
   if (heap == NULL || heap == &heap_empty) return;
-  collect_pages(heap, true); /* hand empty pages back to their segments */
-  segment_purge_expired(heap, platform_clock_ms(), false);
+  if (memory_purge_eagerly() || option_get(OPTION_PURGE_DELAY) == 0) {
+    collect_pages(heap, true); /* hand empty pages back to their segments */
+    segment_purge_expired(heap, platform_clock_ms(), false);
+  } else {
+    free_delayed_drain(heap);
+  }
   heap_abandon(heap);
 }
 
