@@ -52,8 +52,9 @@ static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
       }
       continue;
     }
-    block->next = (block_t *)seen;
-    if (atomic_cas_weak_release(&page->xthread_free, &seen, (uintptr_t)block)) return;
+    block->next = XFREE_BLOCK(seen);
+    uintptr_t pushed = (uintptr_t)block | ((seen & ~(XFREE_ONE - 1)) + XFREE_ONE);
+    if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
   }
 }
 

@@ -118,22 +118,29 @@ uint8_t *page_block_start(const page_t *page, const void *p) {
   return page->area + offset - offset % page->block_size;
 }
 
-/* Takes in the page's remote frees; returns how many arrived. */
+/* Takes in the page's remote frees; returns how many arrived. The list is
+ * walked only when both free lists are in use, which the refill that
+ * collects a page whose `free` ran out never finds. */
 static size_t collect_thread_free(page_t *page) {
   if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
   uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
-  block_t *head = (block_t *)(taken & ~XFREE_NOTIFY);
+  block_t *head = XFREE_BLOCK(taken);
   if (head == NULL) return 0;
-  size_t count = 1;
-  block_t *tail = head;
-  while (tail->next != NULL) {
-    tail = tail->next;
-    count++;
+  uint32_t count = XFREE_COUNT(taken);
+  if (page->local_free == NULL) {
+    page->local_free = head;
+  } else if (page->free == NULL) {
+    page->free = page->local_free;
+    page->local_free = head;
+  } else {
+    block_t *tail = head;
+    while (tail->next != NULL)
+      tail = tail->next;
+    tail->next = page->local_free;
+    page->local_free = head;
   }
-  tail->next = page->local_free;
-  page->local_free = head;
   brisk_assert(page->used >= count);
-  page->used -= (uint32_t)count;
+  page->used -= count;
   return count;
 }
 

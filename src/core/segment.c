@@ -150,6 +150,10 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, bool may_map) {
   segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
   memory_note_committed((ptrdiff_t)HEADER_COMMITTED);
+  if ((uintptr_t)segment >= XFREE_ADDRESS_LIMIT - SEGMENT_SIZE) { /* see XFREE_COUNT_SHIFT */
+    segment_unmap(segment);
+    return NULL;
+  }
   if (!segment_layout(segment, heap, kind)) {
     segment_unmap(segment);
     return NULL;

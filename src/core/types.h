@@ -117,10 +117,22 @@ enum {
   PAGE_WARM = 16,       /* its class's warm page: `used` holds one pin (page.c) */
 };
 
-/* xthread_free low bit: the owner parked this page on its full list and asks
- * the next remote freer to route its block through the heap's delayed list,
- * which is how the owner learns the page has room again. */
+/* xthread_free is one word: the list's first block, how many blocks it
+ * holds, and a bit. The count lets the owner take the list in without walking
+ * it (each block on it was last written by another core: a walk would wait
+ * on one cache miss after another); so the owner reads each block when it
+ * hands it out, as it would have anyway. Blocks lie below 2^48 (segments
+ * are mapped there, segment.c), which leaves the top 16 bits for the count.
+ *
+ * The low bit, XFREE_NOTIFY: the owner parked this page on its full list and
+ * asks the next remote freer to route its block through the heap's delayed
+ * list, which is how the owner learns the page has room again. */
 #define XFREE_NOTIFY ((uintptr_t)1)
+#define XFREE_COUNT_SHIFT 48
+#define XFREE_ADDRESS_LIMIT ((uintptr_t)1 << XFREE_COUNT_SHIFT)
+#define XFREE_ONE ((uintptr_t)1 << XFREE_COUNT_SHIFT)
+#define XFREE_BLOCK(word) ((block_t *)((word) & (XFREE_ADDRESS_LIMIT - 1) & ~XFREE_NOTIFY))
+#define XFREE_COUNT(word) ((uint32_t)((word) >> XFREE_COUNT_SHIFT))
 
 struct heap_s;
 struct segment_s;
