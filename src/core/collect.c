@@ -25,23 +25,25 @@ void collect_heap(heap_t *heap, bool force) {
   heap->next_housekeeping_ms = now + (uint64_t)housekeeping_interval_ms();
 }
 
-/* An exiting thread leaves its heap as it is, warm pages and free pages
- * included, for the next thread to adopt: a program that starts a thread per
- * task then reuses that memory without page faults, where retiring every
- * page at exit sent whole segments through the process-wide cache (too small
- * for a wave of exiting threads) and new threads faulted fresh ones in. A heap
- * nobody adopts is tidied and purged by the background purger's sweep of
- * abandoned heaps; without the purger (or with no purge delay) nothing would
- * sweep it soon, so it is tidied now. */
+/* An exiting thread tidies its heap: it takes in the frees other threads
+ * sent, retires its empty pages and purges what has waited the purge delay,
+ * so a pool whose threads end gives their memory back as they go. Except
+ * while threads come and go (one took a heap within the purge delay), as in a
+ * program that starts a thread per task: then the heap keeps its warm pages,
+ * and their segments, for the next thread to adopt, which reuses them
+ * without page faults, where retiring every page sent whole segments through
+ * the process-wide cache (too small for a wave of exiting threads) and the
+ * next wave faulted fresh ones in. If no thread comes after all, the
+ * background purger's sweep of abandoned heaps tidies the heap. */
 void collect_thread_exit(void *arg) {
   heap_t *heap = arg;
   if (heap == NULL || heap == &heap_empty) return;
-  if (memory_purge_eagerly() || option_get(OPTION_PURGE_DELAY) == 0) {
-    collect_pages(heap, true); /* hand empty pages back to their segments */
-    segment_purge_expired(heap, platform_clock_ms(), false);
-  } else {
-    free_delayed_drain(heap);
-  }
+  uint64_t now = platform_clock_ms();
+  long delay = option_get(OPTION_PURGE_DELAY);
+  bool churning =
+      !memory_purge_eagerly() && delay > 0 && heaps_last_acquire_ms() + (uint64_t)delay > now;
+  collect_pages(heap, !churning);
+  if (!churning) segment_purge_expired(heap, now, false);
   heap_abandon(heap);
 }
 

@@ -410,6 +410,8 @@ INTERNAL bool heaps_try_lock(void);
 INTERNAL void heaps_after_fork(void);
 /* How many threads have allocated (since start, or since a fork). */
 INTERNAL unsigned heaps_threads_seen(void);
+/* When a thread last took a heap (platform_clock_ms). */
+INTERNAL uint64_t heaps_last_acquire_ms(void);
 /* The abandoned heaps, under the lock. */
 INTERNAL heap_t *heaps_abandoned_first(void);
 /* Calls visit for every heap ever created (live or abandoned), under the lock. */

@@ -1,8 +1,8 @@
 /* Thread heaps. A thread starts on heap_empty, whose direct[] points at a page
  * with nothing free, so its first malloc takes the slow path, which gives it
  * a heap: an abandoned one if any (adopting its pages, live blocks and all),
- * else a new one. When the thread exits, its heap (collect.c) is
- * abandoned here. Heaps are never unmapped, so a late remote free can always
+ * else a new one. When the thread exits, its heap is tidied or not
+ * (collect.c) and abandoned here. Heaps are never unmapped, so a late remote free can always
  * reach the delayed list of the heap it names. */
 #include "core.h"
 
@@ -17,7 +17,8 @@ static platform_lock_t heaps_mutex = PLATFORM_LOCK_INIT;
 static heap_t *abandoned_first;
 static heap_t *created_first;
 static uint64_t heaps_created, heaps_abandoned;
-static _Atomic(unsigned) xthreads_seen; /* threads that allocated, since start or fork */
+static _Atomic(unsigned) xthreads_seen;    /* threads that allocated, since start or fork */
+static _Atomic(uint64_t) xlast_acquire_ms; /* when a thread last took a heap */
 /* Heaps are carved from chunks of table memory. */
 static uint8_t *chunk_next, *chunk_end;
 #define HEAP_CHUNK (256 * KiB)
@@ -98,10 +99,15 @@ heap_t *heap_acquire(void) {
   heap->next_abandoned = NULL;
   atomic_store_relaxed(&heap->xstate, HEAP_IN_USE);
   atomic_add_relaxed(&xthreads_seen, 1);
+  atomic_store_relaxed(&xlast_acquire_ms, platform_clock_ms());
   /* The heap first: arming the thread-exit callback may itself allocate. */
   heap_set_current(heap);
   platform_thread_exit_arm(heap);
   return heap;
+}
+
+uint64_t heaps_last_acquire_ms(void) {
+  return atomic_load_relaxed(&xlast_acquire_ms);
 }
 
 void heap_abandon(heap_t *heap) {
