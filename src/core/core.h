@@ -397,6 +397,9 @@ static inline void heap_set_current(heap_t *heap) {
 #endif
 /* A heap for the calling thread, which has none: an abandoned one or a new one. */
 INTERNAL heap_t *heap_acquire(void);
+/* The calling thread, which has no heap, adopts heap if it is abandoned and
+ * nobody has claimed it; false otherwise. */
+INTERNAL bool heap_adopt(heap_t *heap);
 /* The thread is leaving: its heap waits for the next new thread. */
 INTERNAL void heap_abandon(heap_t *heap);
 /* Claims an abandoned heap for a moment (false: in use, or claimed already);

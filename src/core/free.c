@@ -96,7 +96,11 @@ void free_slow(segment_t *segment, page_t *page, void *p) {
   if (unlikely(block == NULL)) free_invalid(page, p);
   block->cookie = free_cookie();
   heap_t *owner = segment->owner;
-  if (owner == heap)
+  /* A thread that frees before it ever allocates (one that tears down what
+   * an exited thread built, say) adopts the heap it frees into, if that was
+   * abandoned: its next frees there are then its own, on the fast path,
+   * instead of a claim of the heap each. */
+  if (owner == heap || (heap == &heap_empty && heap_adopt(owner)))
     free_local_slow(owner, page, block);
   else if (!free_into_abandoned(owner, page, block))
     free_remote_push(owner, page, block);

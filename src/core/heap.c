@@ -78,11 +78,12 @@ void heap_unclaim(heap_t *heap) {
   atomic_store_explicit(&heap->xstate, HEAP_ABANDONED, memory_order_release);
 }
 
-/* Adopts the first abandoned heap nobody has claimed for the moment. */
-static heap_t *adopt_locked(void) {
+/* Adopts the first abandoned heap nobody has claimed for the moment, or,
+ * when wanted is not NULL, that heap only. */
+static heap_t *adopt_locked(heap_t *wanted) {
   for (heap_t **link = &abandoned_first; *link != NULL; link = &(*link)->next_abandoned) {
     heap_t *heap = *link;
-    if (!heap_claim(heap)) continue;
+    if ((wanted != NULL && heap != wanted) || !heap_claim(heap)) continue;
     store_publish(link, heap->next_abandoned);
     heaps_abandoned--;
     return heap;
@@ -90,12 +91,8 @@ static heap_t *adopt_locked(void) {
   return NULL;
 }
 
-heap_t *heap_acquire(void) {
-  heaps_lock();
-  heap_t *heap = adopt_locked();
-  if (heap == NULL) heap = heap_new_locked();
-  heaps_unlock();
-  if (heap == NULL) return NULL;
+/* The calling thread takes up heap (just unlinked from the abandoned list). */
+static heap_t *take_up(heap_t *heap) {
   heap->next_abandoned = NULL;
   atomic_store_relaxed(&heap->xstate, HEAP_IN_USE);
   atomic_add_relaxed(&xthreads_seen, 1);
@@ -104,6 +101,23 @@ heap_t *heap_acquire(void) {
   heap_set_current(heap);
   platform_thread_exit_arm(heap);
   return heap;
+}
+
+heap_t *heap_acquire(void) {
+  heaps_lock();
+  heap_t *heap = adopt_locked(NULL);
+  if (heap == NULL) heap = heap_new_locked();
+  heaps_unlock();
+  return heap == NULL ? NULL : take_up(heap);
+}
+
+bool heap_adopt(heap_t *heap) {
+  if (atomic_load_relaxed(&heap->xstate) != HEAP_ABANDONED) return false;
+  heaps_lock();
+  heap_t *adopted = adopt_locked(heap);
+  heaps_unlock();
+  if (adopted != NULL) take_up(adopted);
+  return adopted != NULL;
 }
 
 uint64_t heaps_last_acquire_ms(void) {

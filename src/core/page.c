@@ -255,10 +255,11 @@ static uint64_t block_magic_of(uint32_t size) {
  * of each burst, would otherwise build and tear down a page, and fault it in
  * again, each time; and the pin costs the free path nothing, where testing
  * "is this the page to keep?" at every emptying free did. Housekeeping
- * unpins a warm page that is empty while its class has other pages;
- * thread exit, brisk_collect() and the sweep of abandoned heaps unpin them
- * all (except that while threads come and go an exiting thread leaves them to
- * the thread that adopts its heap, see collect_thread_exit). Not a large page: it is a whole segment. */
+ * unpins a warm page that is empty while its class has other pages; thread
+ * exit, brisk_collect() and the sweep of abandoned heaps unpin them all
+ * (except that while threads come and go an exiting thread leaves them to
+ * the thread that adopts its heap, see collect_thread_exit). Not a large
+ * page: it is a whole segment. */
 static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
   uint64_t bit = (uint64_t)1 << (size_class % 64);
   if (warm)
