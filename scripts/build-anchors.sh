@@ -8,6 +8,7 @@
 #   mimalloc   https://github.com/microsoft/mimalloc   (v3 -> mimalloc3.so; v2 -> mimalloc2.so)
 #   snmalloc   https://github.com/microsoft/snmalloc   (-> snmalloc.so, its libsnmallocshim.so)
 #   rpmalloc   https://github.com/mjansson/rpmalloc    (-> rpmalloc.so)
+#   FastMM4    https://github.com/pleriche/FastMM4     (-> fastmm4/, Pascal sources)
 # recognised by its files, whatever the folder is called. Release builds, with
 # each project's own defaults for overriding malloc. For each library,
 # DIR/NAME.version records the version (git describe, or the version in the
@@ -15,13 +16,19 @@
 # `./brisk bench` picks every NAME.so up by itself. The `--alloc` arguments
 # for other tools are printed at the end.
 #
-# Needs cmake, a C compiler and, for snmalloc, a C++17 compiler
-# (scripts/install-deps.sh installs them). Nothing is downloaded.
+# FastMM4, the Delphi and Free Pascal memory manager, is a unit that each
+# program compiles in, not a library: its sources and FastMM4Options.inc,
+# unchanged (FastMM4's default options), are copied to DIR/fastmm4/ once a
+# threaded program built with them has run. The Pascal bench build compiles
+# the fastmm4 variants of the Pascal workloads from there.
+#
+# Needs cmake, a C compiler, for snmalloc a C++17 compiler and for FastMM4
+# fpc (scripts/install-deps.sh installs them). Nothing is downloaded.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.cache/anchors"
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 
 sources=()
 while [ $# -gt 0 ]; do
@@ -45,6 +52,7 @@ kind_of() {
   if [ -f "$1/include/mimalloc.h" ]; then echo mimalloc
   elif [ -f "$1/src/snmalloc/snmalloc.h" ]; then echo snmalloc
   elif [ -f "$1/rpmalloc/rpmalloc.c" ]; then echo rpmalloc
+  elif [ -f "$1/FastMM4.pas" ] && [ -f "$1/FastMM4Options.inc" ]; then echo fastmm4
   else return 1
   fi
 }
@@ -62,6 +70,8 @@ version_of() {
       sed -n 's/^#define MI_MALLOC_VERSION \([0-9]*\).*/\1/p' "$src/include/mimalloc.h" |
         awk '{ printf "v%d.%d.%d (from mimalloc.h)\n", $1 / 10000, ($1 / 100) % 100, $1 % 100 }' ;;
     rpmalloc) echo "$(head -n 1 "$src/CHANGELOG") (from CHANGELOG)" ;;
+    fastmm4)  # its first line: "Fast Memory Manager 4.993"
+      echo "$(sed -n '1,5s/^Fast Memory Manager \([0-9.]*\).*/\1/p' "$src/FastMM4.pas") (from FastMM4.pas)" ;;
     *) echo "unknown (no git history)" ;;
   esac
 }
@@ -90,6 +100,87 @@ build_rpmalloc() {
   echo "$2/librpmalloc.so"
 }
 
+# FastMM4 is compiled into each program, so what the bench needs is its
+# sources: FastMM4.pas, the units it uses (FastMM4Messages; the others only
+# with options that are off by default) and FastMM4Options.inc as shipped.
+# A program with threads, built with them as the workloads are built (first
+# in uses, before cthreads) and run, shows that this checkout works with the
+# installed fpc before the bench relies on it.
+build_fastmm4() {  # src build_dir -> folder of the sources
+  local units="$2/fastmm4"
+  if ! command -v fpc >/dev/null; then
+    echo "fpc not found (scripts/install-deps.sh test installs it)" >"$2.log"
+    return 1
+  fi
+  rm -rf "${2:?}"
+  mkdir -p "$units" "$2/ppu"
+  cp "$1"/FastMM4*.pas "$1/FastMM4Options.inc" "$units/"
+  cat >"$2/check_fastmm4.pas" <<'PASCAL'
+program CheckFastMM4;
+{$mode objfpc}{$H+}
+uses FastMM4, cthreads, Classes, SysUtils;
+type
+  TWorker = class(TThread)
+  public
+    Total: Int64;
+    procedure Execute; override;
+  end;
+procedure TWorker.Execute;
+var
+  I: Integer;
+  Kept: TStringList;
+  Big: Pointer;
+begin
+  Kept := TStringList.Create;
+  try
+    for I := 1 to 20000 do
+    begin
+      Kept.Add(StringOfChar('x', 1 + I mod 3000));  { small and medium blocks }
+      if Kept.Count = 500 then
+        Kept.Clear;
+      Inc(Total, 1 + I mod 3000);
+    end;
+  finally
+    Kept.Free;
+  end;
+  for I := 1 to 50 do
+  begin
+    Big := GetMem(300000 + I * 4096);  { large blocks }
+    FreeMem(Big);
+  end;
+end;
+var
+  Workers: array[0..3] of TWorker;
+  Manager: TMemoryManager;
+  I: Integer;
+  Total: Int64;
+begin
+  for I := 0 to High(Workers) do
+    Workers[I] := TWorker.Create(False);
+  Total := 0;
+  for I := 0 to High(Workers) do
+  begin
+    Workers[I].WaitFor;
+    Inc(Total, Workers[I].Total);
+    Workers[I].Free;
+  end;
+  GetMemoryManager(Manager);
+  if Pointer(Manager.GetMem) <> Pointer(@FastGetMem) then
+    WriteLn('FastMM4 is not the memory manager')
+  else if Total <> 4 * 29012000 then
+    WriteLn('wrong total ', Total)
+  else
+    WriteLn('ok');
+end.
+PASCAL
+  fpc -B -O2 -l- -Fu"$units" -FU"$2/ppu" -o"$2/check_fastmm4" "$2/check_fastmm4.pas" >"$2.log" 2>&1
+  local said
+  said="$("$2/check_fastmm4" 2>&1)" || true
+  echo "check_fastmm4: $said" >>"$2.log"
+  [ "$said" = ok ] || return 1
+  echo "$units"
+}
+
 # A library that a trivial program cannot run with is no use to the bench.
 check_preload() {
   local stderr
@@ -97,10 +188,11 @@ check_preload() {
 }
 
 args=()
+fastmm4=""
 for src in "${sources[@]}"; do
   src="$(cd "$src" && pwd)"
   if ! kind="$(kind_of "$src")"; then
-    echo "build-anchors: $src is not a mimalloc, snmalloc or rpmalloc checkout" >&2
+    echo "build-anchors: $src is not a mimalloc, snmalloc, rpmalloc or FastMM4 checkout" >&2
     exit 65
   fi
   version="$(version_of "$src" "$kind")"
@@ -111,24 +203,44 @@ for src in "${sources[@]}"; do
   build_dir="$out/build/$name"
   echo "build-anchors: building $name $version from $src ..."
   mkdir -p "$out/build"
-  if ! library="$("build_$kind" "$src" "$build_dir")" || [ ! -f "$library" ]; then
+  if ! library="$("build_$kind" "$src" "$build_dir")" || [ ! -e "$library" ]; then
     echo "build-anchors: building $name failed; the last lines of $build_dir.log:" >&2
     tail -n 15 "$build_dir.log" >&2
     exit 1
   fi
-  cp "$library" "$out/$name.so.partial"
-  mv "$out/$name.so.partial" "$out/$name.so"
-  if ! check_preload "$out/$name.so"; then
-    echo "build-anchors: $out/$name.so cannot be preloaded into /bin/true" >&2
-    exit 1
+  if [ "$kind" = fastmm4 ]; then
+    # A folder of sources replaces the previous one whole, so no file of an
+    # older FastMM4 is left beside the new ones.
+    rm -rf "$out/$name.partial"
+    cp -R "$library" "$out/$name.partial"
+    rm -rf "${out:?}/$name"
+    mv "$out/$name.partial" "$out/$name"
+    fastmm4="$out/$name"
+  else
+    cp "$library" "$out/$name.so.partial"
+    mv "$out/$name.so.partial" "$out/$name.so"
+    if ! check_preload "$out/$name.so"; then
+      echo "build-anchors: $out/$name.so cannot be preloaded into /bin/true" >&2
+      exit 1
+    fi
+    args+=("--alloc $name=$out/$name.so")
   fi
   printf '%s %s (source %s)\n' "$name" "$version" "$src" >"$out/$name.version"
-  args+=("--alloc $name=$out/$name.so")
 done
 
 if [ "$out" = "$root/.cache/anchors" ]; then
-  echo "build-anchors: built into $out; ./brisk bench picks them up by itself. For other tools:"
+  echo "build-anchors: built into $out; ./brisk bench picks them up by itself."
 else
-  echo "build-anchors: built into $out; use ./brisk bench --anchors $out, or:"
+  echo "build-anchors: built into $out; use ./brisk bench --anchors $out."
 fi
-printf '  %s\n' "${args[@]}"
+if [ -n "$fastmm4" ] && [ "$out" = "$root/.cache/anchors" ]; then
+  echo "FastMM4: the Pascal bench build compiles {lines,objects}_fastmm4 from $fastmm4."
+elif [ -n "$fastmm4" ]; then
+  # The Pascal build looks in .cache/anchors/fastmm4 unless told otherwise.
+  echo "FastMM4: for the Pascal bench build, ./brisk bench --anchors $out," \
+    "or cmake -DBRISK_FASTMM4_DIR=$fastmm4."
+fi
+if [ ${#args[@]} -gt 0 ]; then
+  echo "For other tools:"
+  printf '  %s\n' "${args[@]}"
+fi

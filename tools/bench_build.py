@@ -56,10 +56,11 @@ def _configure_command(source, build_dir):
     return command
 
 
-def build(no_build, log):
+def build(no_build, log, fastmm4_dir=None):
     """Builds everything; falls back to the workloads alone while the
     allocator core does not build. Returns (bench binary folder, brisk
-    library or None)."""
+    library or None). fastmm4_dir: where FastMM4's sources may be (the
+    fastmm4/ folder of --anchors), for the fastmm4 Pascal variants."""
     brisk_lib = os.path.join(BUILD_DIR, "libbrisk.so")
     if no_build:
         for candidate in (os.path.join(BUILD_DIR, "bench"), BENCH_ONLY_BUILD_DIR):
@@ -70,7 +71,13 @@ def build(no_build, log):
         raise BuildError("cmake is needed to build the workloads (scripts/install-deps.sh "
                          "installs it)")
     log("building (cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build) ...")
-    problem = _run_quiet(_configure_command(".", BUILD_DIR), "configure") or _run_quiet(
+    configure = _configure_command(".", BUILD_DIR)
+    if fastmm4_dir:
+        # Every time, so the build follows --anchors, and a FastMM4 put there
+        # since the last build is picked up (pascal/CMakeLists.txt looks at
+        # configure time).
+        configure.append(f"-DBRISK_FASTMM4_DIR={os.path.abspath(fastmm4_dir)}")
+    problem = _run_quiet(configure, "configure") or _run_quiet(
         ["cmake", "--build", BUILD_DIR, "-j"], "build")
     if problem is None and os.path.exists(brisk_lib):
         return os.path.join(BUILD_DIR, "bench"), brisk_lib

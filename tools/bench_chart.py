@@ -114,8 +114,8 @@ def _subtitle(meta):
 
 
 PASCAL_NOTE = ("Free Pascal workloads. brisk = BriskMM (the brisk unit), fpcheap = FPC's own "
-               "heap,\ncmem = FPC's cmem unit over glibc's malloc, cmem+X = cmem over allocator "
-               "X (preloaded).")
+               "heap, fastmm4 = FastMM4,\ncmem = FPC's cmem unit over glibc's malloc, cmem+X = "
+               "cmem over allocator X (preloaded).")
 
 
 class _Layout:

@@ -55,6 +55,9 @@ def header(meta):
               "in bursts, the idle pauses left out.", ""]
     lines.append("Allocators: " + "; ".join(f"{name} = {info['version']}"
                                             for name, info in meta["allocators"].items()))
+    if meta.get("pascal_managers"):
+        lines.append("Pascal memory managers: " + "; ".join(
+            f"{name} = {info['version']}" for name, info in meta["pascal_managers"].items()))
     if meta["skipped"]:
         lines.append("Skipped: " + "; ".join(f"{k} ({v})" for k, v in meta["skipped"].items()))
     return lines + [""]

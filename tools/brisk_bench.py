@@ -35,13 +35,14 @@ DESCRIPTION = """\
 Compare brisk with glibc, jemalloc, tcmalloc, mimalloc and TBB (the Debian
 packages, when installed) and with any allocator built by
 scripts/build-anchors.sh (mimalloc v3, snmalloc, rpmalloc: every NAME.so in
-.cache/anchors/ is picked up automatically) on multithreaded allocation
-workloads. Each cell is the median of --reps interleaved runs with its spread
-(min-max, or the interquartile range from 5 reps); a row names a winner only
-when the winner's spread lies wholly below every other allocator's, and
-calls it a tie otherwise. Writes results.json (machine, load, allocator
-versions and sha256), results.csv, table.md and bench.png to a new folder
-bench-results/<date>T<time>/ and points bench-results/latest at it.
+.cache/anchors/ is picked up automatically; FastMM4 for the Pascal
+workloads) on multithreaded allocation workloads. Each cell is the median
+of --reps interleaved runs with its spread (min-max, or the interquartile
+range from 5 reps); a row names a winner only when the winner's spread lies
+wholly below every other allocator's, and calls it a tie otherwise. Writes
+results.json (machine, load, allocator versions and sha256), results.csv,
+table.md and bench.png to a new folder bench-results/<date>T<time>/ and
+points bench-results/latest at it.
 
 --callgrind instead runs every C workload once at 1 thread (quick sizes)
 under valgrind --tool=callgrind for each allocator and writes callgrind.md:
@@ -166,6 +167,8 @@ def find_allocators(args, brisk_lib, why_missing):
     else:
         log(f"no allocators in {where} (scripts/build-anchors.sh builds mimalloc v3, snmalloc "
             "and rpmalloc there)")
+    if os.path.isdir(_fastmm4_dir(args)):
+        log(f"found in {where}: fastmm4/, FastMM4's sources, for the fastmm4 Pascal variants")
     for name, why in skipped.items():
         log(f"skipped {name}: {why}")
     if not allocators:
@@ -225,11 +228,16 @@ def main(argv):
         return 1
 
 
+def _fastmm4_dir(args):
+    """Where scripts/build-anchors.sh puts FastMM4's sources in --anchors."""
+    return os.path.join(args.anchors, "fastmm4")
+
+
 def prepare(args):
     """Prerequisites, build and allocators: what both the timed run and
     --callgrind need. Returns (bench_dir, brisk_lib, allocators, skipped)."""
     why_missing = "--no-install given" if args.no_install else bench_build.install_deps(log)
-    bench_dir, brisk_lib = bench_build.build(args.no_build, log)
+    bench_dir, brisk_lib = bench_build.build(args.no_build, log, _fastmm4_dir(args))
     allocators, skipped = find_allocators(args, brisk_lib, why_missing)
     return bench_dir, brisk_lib, allocators, skipped
 
@@ -253,6 +261,7 @@ def bench(args):
         f"estimated {estimate_seconds(rows, columns_of, args) / 60:.1f} min; output {out}")
     runs = run_all(args, bench_dir, rows, columns_of, lines_dir, total_runs)
     meta = _conditions(args, machine, meter.finish(), allocators, skipped, started)
+    meta["pascal_managers"] = _pascal_managers(args, columns_of)
     cells, verdicts = bench_report.summarise(runs, rows, columns_of)
     bench_output.write_all(out, meta, runs, cells, verdicts, rows, columns_of, log)
     log(f"results: {out}/results.json, results.csv, table.md "
@@ -282,6 +291,17 @@ def _conditions(args, machine, load, allocators, skipped, started):
                 spread_rule=bench_stats.__doc__.strip(),
                 busy=bench_provenance.busy_warnings(load, machine["cores"]),
                 duration_s=round(time.monotonic() - started, 1))
+
+
+def _pascal_managers(args, columns_of):
+    """The version of FastMM4, the one Pascal memory manager from outside this
+    repository and FPC, where a fastmm4 column ran: from the fastmm4.version
+    that scripts/build-anchors.sh wrote beside the sources it was built from."""
+    if not any(v.name == "fastmm4" for variants in columns_of.values() for v in variants):
+        return {}
+    folder = os.path.abspath(_fastmm4_dir(args))
+    return {"fastmm4": {"version": bench_provenance.version_file(folder) or "unknown",
+                        "sources": folder}}
 
 
 def _command_line():

@@ -1,0 +1,69 @@
+"""`brisk bench` finds the Pascal binaries it has: fastmm4 is a column where
+its binaries were built and goes unmentioned where they were not (few
+machines have FastMM4), while a missing variant of the others is reported.
+usage: bench_pascal_variants_test.py TOOLS_DIR
+"""
+import os
+import stat
+import sys
+import tempfile
+
+sys.path.insert(0, sys.argv[1])
+import bench_workloads  # noqa: E402
+
+passed = failed = 0
+
+
+def expect(what, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok   {what}")
+    else:
+        failed += 1
+        print(f"FAIL {what}: {detail}")
+
+
+def make_binaries(bench_dir, names):
+    os.makedirs(os.path.join(bench_dir, "pascal"), exist_ok=True)
+    for name in names:
+        path = os.path.join(bench_dir, "pascal", name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(path, stat.S_IRWXU)
+
+
+with tempfile.TemporaryDirectory() as scratch:
+    # pascal_workloads wants fpc on PATH; any executable of that name will do.
+    make_binaries(scratch, ["fpc"])
+    os.environ["PATH"] = os.path.join(scratch, "pascal") + os.pathsep + os.environ["PATH"]
+    usual = [f"{w}_{m}" for w in ("lines", "objects") for m in ("fpcheap", "cmem", "brisk")]
+
+    without = os.path.join(scratch, "without")
+    make_binaries(without, usual)
+    workloads, note = bench_workloads.pascal_workloads(without)
+    expect("without FastMM4: no note", note is None, note)
+    expect("without FastMM4: three Pascal workloads", len(workloads) == 3, workloads)
+    expect("without FastMM4: no fastmm4 variant",
+           all("fastmm4" not in w.binary_variants for w in workloads))
+
+    with_fastmm4 = os.path.join(scratch, "with")
+    make_binaries(with_fastmm4, usual + ["lines_fastmm4", "objects_fastmm4"])
+    workloads, note = bench_workloads.pascal_workloads(with_fastmm4)
+    expect("with FastMM4: no note", note is None, note)
+    for w in workloads:
+        variants = bench_workloads.variants_for(w, with_fastmm4, [], scratch)
+        fastmm4 = [v for v in variants if v.name == "fastmm4"]
+        expect(f"with FastMM4: {w.name} has a fastmm4 column that runs on fastmm4",
+               len(fastmm4) == 1 and fastmm4[0].allocator == "fastmm4"
+               and fastmm4[0].argv_prefix[0].endswith("_fastmm4") and not fastmm4[0].preload,
+               variants)
+
+    partial = os.path.join(scratch, "partial")
+    make_binaries(partial, [n for n in usual if n != "objects_cmem"])
+    workloads, note = bench_workloads.pascal_workloads(partial)
+    expect("a missing cmem binary is reported, fastmm4 is not",
+           note is not None and "objects_cmem" in note and "fastmm4" not in note, note)
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
