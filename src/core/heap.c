@@ -1,9 +1,11 @@
 /* Thread heaps. A thread starts on heap_empty, whose direct[] points at a page
  * with nothing free, so its first malloc takes the slow path, which gives it
  * a heap: an abandoned one if any (adopting its pages, live blocks and all),
- * else a new one. When the thread exits, its heap is tidied or not
- * (collect.c) and abandoned here. Heaps are never unmapped, so a late remote free can always
- * reach the delayed list of the heap it names. */
+ * else a new one. When the thread exits, its heap is tidied (or not, while
+ * threads come and go: collect.c) and abandoned here. A thread that frees
+ * before it ever allocates adopts the abandoned heap it frees into. Heaps
+ * are never unmapped, so a late remote free can always reach the delayed
+ * list of the heap it names. */
 #include "core.h"
 
 #include <string.h>

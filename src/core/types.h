@@ -133,6 +133,8 @@ enum {
 #define XFREE_ONE ((uintptr_t)1 << XFREE_COUNT_SHIFT)
 #define XFREE_BLOCK(word) ((block_t *)((word) & (XFREE_ADDRESS_LIMIT - 1) & ~XFREE_NOTIFY))
 #define XFREE_COUNT(word) ((uint32_t)((word) >> XFREE_COUNT_SHIFT))
+_Static_assert(sizeof(uintptr_t) == 8, "the remote list's word holds a 48-bit address and a count");
+_Static_assert(64 - XFREE_COUNT_SHIFT >= 16, "the count holds any page's blocks (page.reserved)");
 
 struct heap_s;
 struct segment_s;
