@@ -138,7 +138,7 @@ BRISK_API void brisk_binding_done(void);
   X(os_maps, "mmap calls")                                                                         \
   X(os_unmaps, "munmap calls")                                                                     \
   X(os_purges, "madvise calls returning memory")                                                   \
-  X(os_remaps, "mremap calls (huge blocks grown without copying)")                                 \
+  X(os_remaps, "mremap calls (huge blocks grown or assembled without copying)")                    \
   X(page_refills, "slow-path refills of a thread's page for a size class")                         \
   X(heaps_created, "thread heaps ever created")                                                    \
   X(heaps_abandoned, "heaps of exited threads waiting for a new thread")

@@ -246,6 +246,7 @@ INTERNAL void memory_purge(void *p, size_t size);
 INTERNAL void memory_release(void *p, size_t size);
 INTERNAL bool memory_extend(void *p, size_t size, size_t new_size);
 INTERNAL void *memory_move_grow(void *p, size_t size, size_t new_size);
+INTERNAL bool memory_move_pages(void *from, size_t size, void *to);
 /* The committed figure moves with page state, not with each call above. */
 INTERNAL void memory_note_committed(ptrdiff_t delta);
 INTERNAL void memory_note_large_in_use(ptrdiff_t delta);

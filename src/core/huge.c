@@ -2,11 +2,13 @@
  * Recently freed spans wait in a small cache for reuse until the purge delay
  * passes, so that a program replacing big buffers reuses resident memory
  * instead of faulting fresh pages in. The cache holds at most a quarter of
- * the bytes in live huge blocks, between 4 and 32 MiB: beyond that the
+ * the bytes in live huge blocks, between 4 and 64 MiB: beyond that the
  * oldest spans go back to the OS. A request takes the smallest span that
- * fits and gives back what it does not need past one size step. realloc
- * grows a huge block without copying: in place when the address space after
- * it is free, else by moving its pages with mremap. */
+ * fits and gives back what it does not need past one size step; when none
+ * fits, the largest grows with the pages of the others, moved in behind it
+ * (mremap: no copy, no fault). realloc grows a huge block without copying:
+ * in place when the address space after it is free, else by moving its
+ * pages with mremap. */
 #include "core.h"
 
 #include <errno.h>
@@ -18,7 +20,7 @@
 /* Freed spans; when full, the oldest make room. */
 static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = true};
 #define CACHE_BUDGET_MIN (4 * MiB)
-#define CACHE_BUDGET_MAX (32 * MiB)
+#define CACHE_BUDGET_MAX (64 * MiB) /* 32 MiB made big-buffer replacement fault twice as much */
 
 static size_t cache_budget(void) {
   brisk_memory_info info;
@@ -76,29 +78,59 @@ static void huge_header(segment_t *segment, size_t size) {
   segment->page_count = 1;
 }
 
-/* A span reused for total bytes keeps at most one size step more: past the
- * next 4 MiB boundary the rest becomes a span of its own, back in the cache
- * (it is resident: the next request reuses it), and what lies between is
- * given back to the OS. */
+/* Puts a span in the cache, unmapping those the cache lets go. */
+static void cache_span(segment_t *span, uint64_t freed_ms) {
+  segment_t *evicted = span_cache_push(&cache, span, freed_ms, cache_budget());
+  for (segment_t *next; evicted != NULL; evicted = next) {
+    next = evicted->next;
+    huge_unmap(evicted);
+  }
+}
+
+/* The spare pages of a span reused for total bytes, moved onto a reservation
+ * of their own where they make a span of their own; NULL when the OS cannot
+ * move pages. */
+static segment_t *move_rest(segment_t *segment, size_t total) {
+  size_t spare = segment->size - total;
+  if (!PLATFORM_MOVES_PAGES) return NULL;
+  void *to = memory_reserve(spare, SEGMENT_SIZE, 0);
+  if (to == NULL) return NULL;
+  if (!memory_move_pages((uint8_t *)segment + total, spare, to)) {
+    memory_release(to, spare);
+    return NULL;
+  }
+  return to;
+}
+
+/* A span reused for total bytes keeps at most one size step more; the rest
+ * becomes a span of its own, back in the cache (it is resident: the next
+ * request reuses it). A span's header must start a 4 MiB unit, so the rest
+ * either moves its pages to a reservation of its own or, where the OS
+ * cannot move pages, starts at the next 4 MiB boundary and what lies
+ * between goes back to the OS. */
 static void split(segment_t *segment, size_t total) {
   size_t spare = segment->size - total;
   if (spare <= span_step(total) || !PLATFORM_PARTIAL_RELEASE) return;
   size_t cut = align_up(total, SEGMENT_SIZE);
-  if (cut + HUGE_SPAN_MIN <= segment->size) {
-    segment_t *rest = (segment_t *)((uint8_t *)segment + cut);
-    huge_header(rest, segment->size - cut);
-    segment_map_set(rest, true);
-    segment_t *evicted = span_cache_push(&cache, rest, platform_clock_ms(), cache_budget());
-    for (segment_t *next; evicted != NULL; evicted = next) {
-      next = evicted->next;
-      huge_unmap(evicted);
+  segment_t *rest = NULL;
+  size_t rest_size = spare;
+  if (cut > total && spare >= HUGE_SPAN_MIN) rest = move_rest(segment, total);
+  if (rest == NULL) {
+    if (cut + HUGE_SPAN_MIN <= segment->size) {
+      rest = (segment_t *)((uint8_t *)segment + cut);
+      rest_size = segment->size - cut;
+    } else {
+      cut = segment->size;
     }
-  } else {
-    cut = segment->size;
+    if (cut > total) {
+      memory_release((uint8_t *)segment + total, cut - total);
+      memory_note_committed(-(ptrdiff_t)(cut - total));
+    }
   }
-  if (cut > total) {
-    memory_release((uint8_t *)segment + total, cut - total);
-    memory_note_committed(-(ptrdiff_t)(cut - total));
+  if (rest != NULL) {
+    huge_header(rest, rest_size);
+    segment_map_set(rest, true);
+    cache_span(rest, platform_clock_ms());
   }
   segment->size = total;
 }
@@ -106,7 +138,7 @@ static void split(segment_t *segment, size_t total) {
 /* A cached span smaller than total grows to it: in place when the address
  * space after it is free, else its pages move (no copy, no fault for what
  * is resident already). NULL when neither works (the span is unmapped). */
-static segment_t *grow(segment_t *segment, size_t total) {
+static segment_t *grow_alone(segment_t *segment, size_t total) {
   size_t size = segment->size;
   if (memory_extend(segment, size, total)) {
     memory_note_committed((ptrdiff_t)(total - size));
@@ -124,6 +156,63 @@ static segment_t *grow(segment_t *segment, size_t total) {
   moved->size = total;
   segment_map_set(moved, true);
   return moved;
+}
+
+/* Moves the last `want` bytes of a cached span (all of it, if it has no
+ * more) onto at; what is left of it goes back to the cache. Returns the
+ * bytes moved: 0 when the OS cannot move pages (the span goes back whole). */
+static size_t take_pages(segment_t *donor, size_t want, uint8_t *at) {
+  size_t moved = want < donor->size ? want : donor->size;
+  size_t left = donor->size - moved;
+  if (left == 0) segment_map_set(donor, false);
+  if (!memory_move_pages((uint8_t *)donor + left, moved, at)) {
+    if (left == 0) segment_map_set(donor, true);
+    moved = 0;
+    left = donor->size;
+  }
+  if (left == 0) return moved;
+  donor->size = left;
+  cache_span(donor, donor->freed_ms);
+  return moved;
+}
+
+/* Grows a cached span smaller than total to total bytes with the resident
+ * pages of other cached spans, moved in behind it, so that only what the
+ * cache cannot supply is faulted in fresh. (Growing it alone would fault in
+ * every new page while the other spans sit resident until they expire: a
+ * program replacing big buffers of random sizes grew a span on every other
+ * request.) NULL when the address space is exhausted. */
+static segment_t *grow(segment_t *segment, size_t total) {
+  if (!PLATFORM_MOVES_PAGES) return grow_alone(segment, total);
+  segment_t *donor = span_cache_take(&cache, cache_fit, total - segment->size);
+  if (donor == NULL) return grow_alone(segment, total);
+  uint8_t *target = memory_reserve(total, SEGMENT_SIZE, 0);
+  size_t size = segment->size;
+  segment_map_set(segment, false);
+  if (target == NULL || !memory_move_pages(segment, size, target)) {
+    if (target != NULL) memory_release(target, total);
+    segment_map_set(segment, true);
+    cache_span(donor, donor->freed_ms);
+    return grow_alone(segment, total);
+  }
+  segment = (segment_t *)target;
+  segment_map_set(segment, true);
+  size_t filled = size;
+  while (donor != NULL) {
+    size_t moved = take_pages(donor, total - filled, target + filled);
+    filled += moved;
+    if (moved == 0 || filled == total) break;
+    donor = span_cache_take(&cache, cache_fit, total - filled);
+  }
+  if (filled < total && !memory_commit(target + filled, total - filled)) {
+    memory_note_committed(-(ptrdiff_t)filled); /* out of memory: give it all back */
+    segment_map_set(segment, false);
+    memory_release(target, total);
+    return NULL;
+  }
+  memory_note_committed((ptrdiff_t)(total - filled));
+  segment->size = total;
+  return segment;
 }
 
 /* A resident span for total bytes from the cache, when it has any. */

@@ -72,6 +72,13 @@ void *memory_move_grow(void *p, size_t size, size_t new_size) {
   return moved;
 }
 
+bool memory_move_pages(void *from, size_t size, void *to) {
+  note_call(&xremaps);
+  if (!platform_move_pages(from, size, to)) return false;
+  note_mapped(-(ptrdiff_t)size); /* the range they left; `to` was counted already */
+  return true;
+}
+
 void memory_info(brisk_memory_info *info) {
   info->mapped = atomic_load_relaxed(&xmapped);
   info->mapped_peak = atomic_load_relaxed(&xmapped_peak);

@@ -112,6 +112,10 @@ void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment
   return moved;
 }
 
+bool platform_move_pages(void *from, size_t size, void *to) {
+  return mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED;
+}
+
 void *platform_table_alloc(size_t size) {
   return map_at(NULL, size, PROT_READ | PROT_WRITE, 0);
 }

@@ -49,11 +49,14 @@ thread-local words, start-up hooks, a random secret, stack capture and naming, a
 for its OS and sets PLATFORM_ADDRESS_BITS."
 #endif
 
-/* Whether platform_release can give back any part of a reservation. */
+/* Whether platform_release can give back any part of a reservation, and
+ * whether platform_move_pages can move pages between reservations. */
 #ifdef _WIN64
 #define PLATFORM_PARTIAL_RELEASE 0
+#define PLATFORM_MOVES_PAGES 0
 #else
 #define PLATFORM_PARTIAL_RELEASE 1
+#define PLATFORM_MOVES_PAGES 1
 #endif
 
 /* User space addresses are below 1 << PLATFORM_ADDRESS_BITS: 128 TiB on
@@ -80,6 +83,11 @@ bool platform_extend(void *p, size_t size, size_t new_size);
  * aligned to alignment, without copying the contents; NULL when it cannot
  * (always on Windows: the caller copies). */
 void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment);
+/* Moves the committed pages [from, from + size) onto [to, to + size), a
+ * range of another reservation of ours, without copying; the pages that were
+ * at `to` are released, and so is the range the pages left. false when it
+ * cannot (always on Windows), with nothing changed. */
+bool platform_move_pages(void *from, size_t size, void *to);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
 void platform_table_free(void *p, size_t size);

@@ -121,6 +121,14 @@ void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment
   return NULL;
 }
 
+/* Nor can it move pages onto another reservation. */
+bool platform_move_pages(void *from, size_t size, void *to) {
+  (void)from;
+  (void)size;
+  (void)to;
+  return false;
+}
+
 /* Committed at once (it counts against the commit limit, but pages become
  * resident only when touched), because tables are read anywhere. */
 void *platform_table_alloc(size_t size) {
