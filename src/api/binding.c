@@ -57,7 +57,7 @@ size_t brisk_binding_free(void *p) {
     return bytes;
   }
   size_t bytes = brisk_usable_size(p);
-  free_slow(segment, page, p);
+  free_slow(heap, segment, page, p);
   count_slow(-(ptrdiff_t)bytes);
   return bytes;
 }

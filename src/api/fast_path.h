@@ -43,7 +43,7 @@ static inline READS_POINTER_HEADER void fast_free(void *p) {
     free_local(heap, page, (block_t *)p);
     return;
   }
-  free_slow(segment, page, p);
+  free_slow(heap, segment, page, p);
 }
 
 #endif /* BRISK_FAST_PATH_H */

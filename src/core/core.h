@@ -406,6 +406,11 @@ INTERNAL void heap_abandon(heap_t *heap);
 /* Claims an abandoned heap for a moment (false: in use, or claimed already);
  * heap_unclaim gives it back. */
 INTERNAL bool heap_claim(heap_t *heap);
+/* Whether heap's thread has exited: one load, so that a remote free into a
+ * live heap does not pay for a call to heap_claim. */
+static inline bool heap_is_abandoned(heap_t *heap) {
+  return atomic_load_relaxed(&heap->xstate) == HEAP_ABANDONED;
+}
 INTERNAL void heap_unclaim(heap_t *heap);
 INTERNAL void heaps_lock(void);
 INTERNAL void heaps_unlock(void);
@@ -465,8 +470,9 @@ static inline uintptr_t aligned_mark(const void *p) {
 /* A free of p (in page) that is not the start of a block brisk handed out,
  * or whose block is free already: says which, and aborts. */
 INTERNAL void free_invalid(page_t *page, const void *p) __attribute__((noreturn, cold));
-/* Every free that the fast path (api/fast_path.h) does not settle. */
-INTERNAL void free_slow(segment_t *segment, page_t *page, void *p);
+/* Every free that the fast path (api/fast_path.h) does not settle; heap is
+ * the calling thread's. */
+INTERNAL void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p);
 /* The owner takes in the blocks other threads freed into its parked pages. */
 INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
 

@@ -62,7 +62,7 @@ static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
  * ours, so the block goes straight home (retiring its page when it empties)
  * instead of waiting for a sweep or a new owner. */
 static bool free_into_abandoned(heap_t *owner, page_t *page, block_t *block) {
-  if (!heap_claim(owner)) return false;
+  if (!heap_is_abandoned(owner) || !heap_claim(owner)) return false;
   free_local_slow(owner, page, block);
   heap_unclaim(owner);
   return true;
@@ -82,9 +82,22 @@ static block_t *block_handed_out_as(page_t *page, void *p, uint8_t flags) {
   return block;
 }
 
-void free_slow(segment_t *segment, page_t *page, void *p) {
-  heap_t *heap = heap_current();
-  if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
+/* A validated block whose owner is the caller, or a heap without a thread
+ * (which the caller may adopt or claim), or else a live thread's heap. */
+static NOINLINE void free_to_owner(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
+  /* A thread that frees before it ever allocates (one that tears down what
+   * an exited thread built, say) adopts the heap it frees into, if that was
+   * abandoned: its next frees there are then its own, on the fast path,
+   * instead of a claim of the heap each. */
+  if (owner == heap || (heap == &heap_empty && heap_adopt(owner)))
+    free_local_slow(owner, page, block);
+  else if (!free_into_abandoned(owner, page, block))
+    free_remote_push(owner, page, block);
+}
+
+/* Frees that need more than a remote push: diagnostics, huge blocks, pages
+ * with aligned blocks, and pointers that are no block at all. */
+static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page, void *p) {
   if (unlikely(diag_counting)) hooks.before_free(segment, page, p); /* checked mode reports */
   if (unlikely(!segment_map_contains(segment))) free_invalid(NULL, p);
   if (segment->kind == SEGMENT_HUGE) {
@@ -95,15 +108,31 @@ void free_slow(segment_t *segment, page_t *page, void *p) {
   block_t *block = (flags & PAGE_IN_USE) ? block_handed_out_as(page, p, flags) : NULL;
   if (unlikely(block == NULL)) free_invalid(page, p);
   block->cookie = free_cookie();
+  free_to_owner(heap, segment->owner, page, block);
+}
+
+/* Shaped for the common case, a block of another live thread's plain page:
+ * every call out of it is a tail call, so it saves no registers. */
+void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
+  if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
+  uint8_t flags;
+  if (unlikely(diag_counting) || unlikely(!segment_map_contains(segment)) ||
+      segment->kind == SEGMENT_HUGE ||
+      ((flags = atomic_load_relaxed(&page->xflags)) & (PAGE_IN_USE | PAGE_HAS_ALIGNED)) !=
+          PAGE_IN_USE) {
+    free_unusual(heap, segment, page, p);
+    return;
+  }
+  block_t *block = p;
+  uint64_t limit = __atomic_load_n(&page->carved_limit, __ATOMIC_RELAXED);
+  if (unlikely(!page_is_block_start(page, block, limit) || block->cookie == free_cookie()))
+    free_invalid(page, p);
+  block->cookie = free_cookie();
   heap_t *owner = segment->owner;
-  /* A thread that frees before it ever allocates (one that tears down what
-   * an exited thread built, say) adopts the heap it frees into, if that was
-   * abandoned: its next frees there are then its own, on the fast path,
-   * instead of a claim of the heap each. */
-  if (owner == heap || (heap == &heap_empty && heap_adopt(owner)))
-    free_local_slow(owner, page, block);
-  else if (!free_into_abandoned(owner, page, block))
+  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner)))
     free_remote_push(owner, page, block);
+  else
+    free_to_owner(heap, owner, page, block);
 }
 
 /* ---- what was wrong ---------------------------------------------------------- */
