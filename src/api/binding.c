@@ -30,35 +30,51 @@ static NOINLINE void count_slow(ptrdiff_t change) {
   if (heap != NULL) count_in(heap, change);
 }
 
-void *brisk_binding_malloc(size_t size, size_t *usable) {
-  heap_t *heap = heap_current();
-  page_t *page = fast_page(heap, size);
-  if (likely(page != NULL)) {
-    *usable = page->block_size;
-    count_in(heap, (ptrdiff_t)page->block_size);
-    return page_pop(page);
-  }
+/* The slow halves are functions of their own, reached by tail calls, so the
+ * fast halves below need no stack frame. */
+static NOINLINE void *binding_malloc_slow(size_t size, size_t *usable) {
   void *p = malloc_slow(size, false);
   *usable = p != NULL ? brisk_usable_size(p) : 0;
   if (p != NULL) count_slow((ptrdiff_t)*usable);
   return p;
 }
 
-size_t brisk_binding_free(void *p) {
-  if (p == NULL || !segment_map_contains(segment_of(p))) return 0;
-  segment_t *segment = segment_of(p);
-  if ((const uint8_t *)p >= (const uint8_t *)segment + segment->size) return 0;
-  page_t *page = page_of(segment, p);
+void *brisk_binding_malloc(size_t size, size_t *usable) {
   heap_t *heap = heap_current();
-  if (likely(page_is_plain(page, heap))) {
-    size_t bytes = page->block_size;
-    count_in(heap, -(ptrdiff_t)bytes);
-    free_local(heap, page, (block_t *)p);
-    return bytes;
-  }
+  page_t *page = fast_page(heap, size);
+  if (unlikely(page == NULL)) return binding_malloc_slow(size, usable);
+  *usable = page->block_size;
+  count_in(heap, (ptrdiff_t)page->block_size);
+  return page_pop(page);
+}
+
+static NOINLINE size_t binding_free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
+  if (segment->kind == SEGMENT_HUGE &&
+      (const uint8_t *)p >= (const uint8_t *)segment + segment->size)
+    return 0; /* past the end of a huge block's span: not brisk's */
   size_t bytes = brisk_usable_size(p);
   free_slow(heap, segment, page, p);
   count_slow(-(ptrdiff_t)bytes);
+  return bytes;
+}
+
+static NOINLINE size_t binding_retire(heap_t *heap, page_t *page, size_t bytes) {
+  page_retire(heap, page);
+  return bytes;
+}
+
+/* Only a huge block's span is smaller than its 4 MiB unit (every other
+ * segment fills it), so only there can a pointer past the span, in memory
+ * that is not brisk's, still find a segment header. */
+size_t brisk_binding_free(void *p) {
+  segment_t *segment = segment_of(p);
+  if (p == NULL || !segment_map_contains(segment)) return 0;
+  page_t *page = page_of(segment, p);
+  heap_t *heap = heap_current();
+  if (unlikely(!page_is_plain(page, heap))) return binding_free_slow(heap, segment, page, p);
+  size_t bytes = page->block_size;
+  count_in(heap, -(ptrdiff_t)bytes);
+  if (unlikely(free_local_push(page, (block_t *)p))) return binding_retire(heap, page, bytes);
   return bytes;
 }
 

@@ -19,9 +19,10 @@ static inline void *fast_malloc(size_t size) {
   return malloc_slow(size, false);
 }
 
-/* Frees a block into a plain page of the calling thread's own heap, once it
- * is sure the pointer is a block brisk handed out and did not get back. */
-static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {
+/* Pushes a block onto a plain page of the calling thread's own heap, once
+ * it is sure the pointer is a block brisk handed out and did not get back.
+ * Returns whether that was the page's last block: the caller retires it. */
+static inline READS_POINTER_HEADER bool free_local_push(page_t *page, block_t *block) {
   if (unlikely(!page_is_block_start(page, block, page->carved_limit) ||
                block->cookie == free_cookie()))
     free_invalid(page, block);
@@ -29,7 +30,11 @@ static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, b
   block->next = page->local_free;
   page->local_free = block;
   brisk_assert(page->used > 0);
-  if (unlikely(--page->used == 0)) page_retire(heap, page);
+  return unlikely(--page->used == 0);
+}
+
+static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {
+  if (free_local_push(page, block)) page_retire(heap, page);
 }
 
 /* Pages that need care (huge, interior pointers, parked, diagnostics) are
