@@ -112,7 +112,7 @@ static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page
 }
 
 /* Shaped for the common case, a block of another live thread's plain page:
- * every call out of it is a tail call, so it saves no registers. */
+ * every call out of it is a tail call, so it saves one register, not four. */
 void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
   if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
   uint8_t flags;
