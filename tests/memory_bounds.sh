@@ -2,8 +2,9 @@
 # Runs memory_bounds' three programs with glibc's malloc and with brisk
 # preloaded, and checks brisk's resident memory against bounds relative to
 # glibc's (figures in KiB):
-#   churn    brisk's RSS at the end is at most glibc's + 16 MiB, and grows less
-#            than 32 MiB from half the threads to all of them
+#   churn    brisk's RSS at the last join is at most glibc's + 16 MiB and grows
+#            less than 32 MiB from half the threads to all of them; a second
+#            later, with no allocation since, it is at most glibc's
 #   buffers  brisk's peak RSS is at most 1.1 x glibc's
 #   idle     two seconds after freeing 1 GiB, brisk holds at most 16 MiB more
 #            than before it allocated
@@ -26,6 +27,8 @@ check "thread churn: brisk ends at most 16 MiB above glibc" \
   "$(field end "$brisk") <= $(field end "$glibc") + 16384" "$(field end "$brisk") vs $(field end "$glibc") KiB"
 check "thread churn: brisk grows less than 32 MiB from 50% to 100% of the threads" \
   "$(field end "$brisk") - $(field half "$brisk") < 32768" "$(field half "$brisk") -> $(field end "$brisk") KiB"
+check "thread churn: a second after the last join brisk holds at most what glibc holds" \
+  "$(field settled "$brisk") <= $(field settled "$glibc")" "$(field settled "$brisk") vs $(field settled "$glibc") KiB"
 
 glibc=$(run buffers "") brisk=$(run buffers "$lib")
 echo "buffers: glibc $glibc; brisk $brisk"

@@ -99,11 +99,12 @@ WORKLOADS = [
         figures=["live_mb", "rss_mb", "overhead"]),
     Workload(
         "threadchurn", "4000 short-lived threads, 8 at a time, each making 2000 random "
-        "8 B-64 KiB allocations and frees and handing 16 live blocks to the main thread",
+        "8 B-64 KiB allocations and frees and handing 16 live blocks to the main thread; "
+        "RSS read at the last join and 1 s later",
         "resident memory that grows with the number of threads that ever ran (a thread per task)",
         "tags at both ends of every block; ops and handed-over blocks counted", "threadchurn",
-        estimate_s=2.0, thread_counts=[8], quick_thread_counts=[8], memory=True,
-        figures=["half_rss_mb", "end_rss_mb"]),
+        estimate_s=3.0, thread_counts=[8], quick_thread_counts=[8], memory=True,
+        figures=["half_rss_mb", "joined_rss_mb", "end_rss_mb"]),
     Workload(
         "bursts", "a pool of threads allocates mixed sizes in bursts (a quarter freed by the "
         "next thread) and idles in between; RSS read 1.5 s into the final idle",
