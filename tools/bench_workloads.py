@@ -103,7 +103,7 @@ WORKLOADS = [
         "RSS read at the last join and 1 s later",
         "resident memory that grows with the number of threads that ever ran (a thread per task)",
         "tags at both ends of every block; ops and handed-over blocks counted", "threadchurn",
-        estimate_s=3.0, thread_counts=[8], quick_thread_counts=[8], memory=True,
+        estimate_s=3.0, time_key="secs", thread_counts=[8], quick_thread_counts=[8], memory=True,
         figures=["half_rss_mb", "joined_rss_mb", "end_rss_mb"]),
     Workload(
         "bursts", "a pool of threads allocates mixed sizes in bursts (a quarter freed by the "
