@@ -173,8 +173,8 @@ def _memory_table(rows, columns, cells_by_key, markdown):
         return []
     header = ["workload, when", "T", *columns]
     title = ("Memory workloads: resident memory after the work, MB (medians; half = after "
-             "half the threads, burst = right after the last burst, idle = 1.5 s later, "
-             "end = at exit)")
+             "half the threads, joined = right after the last join, burst = right after "
+             "the last burst, idle = 1.5 s later, end = at exit)")
     return _render(title, header, body, markdown)
 
 
