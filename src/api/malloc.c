@@ -4,6 +4,23 @@
 #include <errno.h>
 #include <string.h>
 
+/* calloc's clearing. A large block (past MEDIUM_MAX) carved from memory
+ * that reads zero needs only its link and cookie cleared: a program that
+ * callocs big tables and touches a little of each then commits only what it
+ * touches, as it does under glibc, which maps blocks that size fresh.
+ * Smaller blocks are cleared whole all the same: a program that reads a
+ * fresh block before it writes it maps the kernel's shared zero page first
+ * and faults again to replace it, and with threads on other cores each such
+ * replacement interrupts them all to flush their TLBs (clearing only links
+ * and cookies of every size made mimalloc's stress test, which checks each
+ * word of a calloc'd block before writing it, 2.5 times slower). */
+static void clear_block(void *p, size_t size) {
+  if (size > MEDIUM_MAX && page_block_reads_zero(page_of(segment_of(p), p), p))
+    memset(p, 0, sizeof(block_t));
+  else
+    memset(p, 0, size);
+}
+
 void *malloc_slow(size_t size, bool zero) {
   heap_t *heap = heap_for_this_thread();
   if (unlikely(heap == NULL)) {
@@ -14,7 +31,7 @@ void *malloc_slow(size_t size, bool zero) {
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
   if (size <= LARGE_MAX) {
     void *p = alloc_small(heap, size);
-    if (zero && p != NULL) memset(p, 0, size);
+    if (zero && p != NULL) clear_block(p, size);
     return p;
   }
   background_wanted();
@@ -31,7 +48,9 @@ void *brisk_calloc(size_t count, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  if (total > LARGE_MAX) return malloc_slow(total, true); /* fresh mappings are zero already */
+  /* Past the direct sizes every block comes from the slow path anyway,
+   * which knows when it is zero already (huge blocks: fresh mappings). */
+  if (total > DIRECT_MAX) return malloc_slow(total, true);
   void *p = fast_malloc(total);
   if (likely(p != NULL)) memset(p, 0, total);
   return p;

@@ -342,6 +342,15 @@ static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, 
   uint64_t offset = (uintptr_t)p - (uintptr_t)page->area;
   return offset * page->block_magic < carved_limit;
 }
+/* False in a forked child: a purge in flight at the fork may have marked
+ * pages purged that still hold data there (see page_after_fork). */
+INTERNAL extern bool page_zero_trusted;
+/* Whether a block just taken from page reads zero past its first
+ * sizeof(block_t) bytes, the link and cookie (see zero_from). */
+static inline bool page_block_reads_zero(const page_t *page, const void *block) {
+  return page_zero_trusted && (size_t)((const uint8_t *)block - page->area) >= page->zero_from;
+}
+INTERNAL void page_after_fork(void);
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
 static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const heap_t *heap) {
   return atomic_load_relaxed(&page->xowner_tag) == heap;

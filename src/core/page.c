@@ -118,6 +118,23 @@ uint8_t *page_block_start(const page_t *page, const void *p) {
   return page->area + offset - offset % page->block_size;
 }
 
+bool page_zero_trusted = true;
+
+/* A purge marks pages purged before it asks the OS to purge them (see
+ * purge_segment_expired), so a fork in between leaves the child pages
+ * marked purged that still hold their data. The child cannot tell which,
+ * so from then on calloc clears every block it hands out. */
+void page_after_fork(void) {
+  page_zero_trusted = false;
+}
+
+/* Freed blocks are about to join `free`: from now on only blocks carved
+ * later are known to read zero (see zero_from). */
+static void free_list_takes_freed(page_t *page) {
+  uint32_t carved = page->capacity * page->block_size;
+  if (page->zero_from < carved) page->zero_from = carved;
+}
+
 /* Takes in the page's remote frees; returns how many arrived. The list is
  * walked only when both free lists are in use, which the refill that
  * collects a page whose `free` ran out never finds. */
@@ -130,6 +147,7 @@ static size_t collect_thread_free(page_t *page) {
   if (page->local_free == NULL) {
     page->local_free = head;
   } else if (page->free == NULL) {
+    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = head;
   } else {
@@ -147,6 +165,7 @@ static size_t collect_thread_free(page_t *page) {
 static void page_collect(page_t *page) {
   collect_thread_free(page);
   if (page->free == NULL) {
+    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = NULL;
   }
@@ -231,6 +250,7 @@ page_t *page_borrow_larger(heap_t *heap, unsigned size_class) {
       /* Freed blocks first: they are resident, where the blocks carved
        * ahead on `free` may not be yet. Both lists hold free blocks. */
       block_t *carved = page->free;
+      free_list_takes_freed(page);
       page->free = page->local_free;
       page->local_free = carved;
     }

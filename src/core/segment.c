@@ -195,12 +195,19 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
   segment->dirty_mask &= ~bit;
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
+    chosen->zero_from = UINT32_MAX;
   } else {
-    uint8_t *start;
+    uint8_t *start, *area;
     size_t size;
     page_purge_range(segment, chosen, &start, &size);
     if (!memory_commit(start, size)) return NULL;
     memory_note_committed((ptrdiff_t)1 << segment->page_shift);
+    /* A purged or never used page reads zero, but for the OS pages a
+     * header of any layout has held: they are never purged, and those past
+     * this layout's header may hold an earlier layout's descriptors. */
+    segment_page_bytes(segment, chosen, &area);
+    uint8_t *zero = (uint8_t *)segment + HEADER_COMMITTED;
+    chosen->zero_from = (uint32_t)((start > zero ? start : zero) - area);
   }
   atomic_store_relaxed(&chosen->xflags, PAGE_IN_USE);
   if (++segment->used_pages == segment->page_count) list_remove(&heap->segments[kind], segment);

@@ -159,6 +159,13 @@ typedef struct page_s {
   _Alignas(64) block_t *free;
   block_t *local_free;
   uint32_t used;
+  /* Blocks from this offset past `area` on have not been handed out since
+   * the page's memory was last known to read zero (committed fresh): calloc
+   * need not clear them beyond the link and cookie that carving wrote.
+   * UINT32_MAX when the page came back resident, holding old data. Raised
+   * whenever freed blocks join `free` (page.c), so that a block on `free`
+   * at or past it is one carving made and nobody has used. */
+  uint32_t zero_from;
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
