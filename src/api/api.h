@@ -24,6 +24,8 @@ static inline heap_t *heap_for_this_thread(void) {
 
 /* ---- malloc.c: malloc, calloc, free and size queries ---------------------------- */
 INTERNAL void *malloc_slow(size_t size, bool zero);
+/* Any size, though meant for those past DIRECT_MAX. */
+INTERNAL void *malloc_past_direct(size_t size, bool zero);
 
 /* ---- aligned.c ----------------------------------------------------------------- */
 /* alignment: a power of two. */

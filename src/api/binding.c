@@ -33,7 +33,7 @@ static NOINLINE void count_slow(ptrdiff_t change) {
 /* The slow halves are functions of their own, reached by tail calls, so the
  * fast halves below need no stack frame. */
 static NOINLINE void *binding_malloc_slow(size_t size, size_t *usable) {
-  void *p = malloc_slow(size, false);
+  void *p = malloc_past_direct(size, false);
   *usable = p != NULL ? brisk_usable_size(p) : 0;
   if (p != NULL) count_slow((ptrdiff_t)*usable);
   return p;

@@ -49,7 +49,11 @@ void *alloc_small(heap_t *heap, size_t size) {
   unsigned size_class = size_class_of(size);
   page_t *page = heap->queues[size_class].first;
   if (page != NULL && page->free != NULL) return page_pop(page);
-  page = refill(heap, size_class);
+  return alloc_refilled(heap, size_class);
+}
+
+void *alloc_refilled(heap_t *heap, unsigned size_class) {
+  page_t *page = refill(heap, size_class);
   if (page == NULL) {
     errno = ENOMEM;
     return NULL;

@@ -512,6 +512,10 @@ INTERNAL bool background_running(void);
 /* ---- alloc.c: the allocation slow path --------------------------------------------------- */
 /* A block of size <= LARGE_MAX from heap's pages; NULL and ENOMEM when out of memory. */
 INTERNAL void *alloc_small(heap_t *heap, size_t size);
+/* alloc_small's second half, once the first page of size_class has nothing
+ * free: refills the class and takes a block; NULL and ENOMEM when out of
+ * memory. */
+INTERNAL void *alloc_refilled(heap_t *heap, unsigned size_class);
 /* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN), from
  * pages when it fits there, else a huge block. */
 INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);

@@ -132,13 +132,13 @@ void page_after_fork(void) {
  * later are known to read zero (see zero_from). */
 static void free_list_takes_freed(page_t *page) {
   uint32_t carved = page->capacity * page->block_size;
-  if (page->zero_from < carved) page->zero_from = carved;
+  page->zero_from = page->zero_from > carved ? page->zero_from : carved;
 }
 
 /* Takes in the page's remote frees; returns how many arrived. The list is
  * walked only when both free lists are in use, which the refill that
  * collects a page whose `free` ran out never finds. */
-static size_t collect_thread_free(page_t *page) {
+static inline size_t collect_thread_free(page_t *page) {
   if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
   uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
   block_t *head = XFREE_BLOCK(taken);

@@ -203,11 +203,15 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
     if (!memory_commit(start, size)) return NULL;
     memory_note_committed((ptrdiff_t)1 << segment->page_shift);
     /* A purged or never used page reads zero, but for the OS pages a
-     * header of any layout has held: they are never purged, and those past
-     * this layout's header may hold an earlier layout's descriptors. */
-    segment_page_bytes(segment, chosen, &area);
-    uint8_t *zero = (uint8_t *)segment + HEADER_COMMITTED;
-    chosen->zero_from = (uint32_t)((start > zero ? start : zero) - area);
+     * header of any layout has held (in page 0): they are never purged,
+     * and those past this layout's header may hold an earlier layout's
+     * descriptors. */
+    chosen->zero_from = 0;
+    if (index == 0) {
+      segment_page_bytes(segment, chosen, &area);
+      uint8_t *zero = (uint8_t *)segment + HEADER_COMMITTED;
+      chosen->zero_from = (uint32_t)((start > zero ? start : zero) - area);
+    }
   }
   atomic_store_relaxed(&chosen->xflags, PAGE_IN_USE);
   if (++segment->used_pages == segment->page_count) list_remove(&heap->segments[kind], segment);
