@@ -15,8 +15,8 @@ static inline page_t *fast_page(heap_t *heap, size_t size) {
 
 static inline void *fast_malloc(size_t size) {
   if (unlikely(size > DIRECT_MAX)) return malloc_past_direct(size, false);
-  page_t *page = heap_current()->direct[(size + 7) >> 3];
-  if (likely(page->free != NULL)) return page_pop(page);
+  page_t *page = fast_page(heap_current(), size);
+  if (likely(page != NULL)) return page_pop(page);
   return malloc_slow(size, false);
 }
 
