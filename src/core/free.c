@@ -40,9 +40,9 @@ bool free_delayed_drain(heap_t *heap) {
   return drained;
 }
 
-/* A block of another thread's heap: onto its page's remote list. */
-static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
-  event_note(EVENT_REMOTE_FREE);
+/* A block of another thread's heap: onto its page's remote list (the
+ * profile's event noted by the caller). */
+static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t *block) {
   uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
   for (;;) {
     if (unlikely(seen & XFREE_NOTIFY)) {
@@ -56,6 +56,11 @@ static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
     uintptr_t pushed = (uintptr_t)block | ((seen & ~(XFREE_ONE - 1)) + XFREE_ONE);
     if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
   }
+}
+
+static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
+  event_note(EVENT_REMOTE_FREE);
+  free_remote_push_unnoted(owner, page, block);
 }
 
 /* A block of a heap whose thread has exited: while the heap is claimed it is
@@ -133,8 +138,10 @@ void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
     free_invalid(page, p);
   block->cookie = free_cookie();
   heap_t *owner = segment->owner;
-  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner)))
-    free_remote_push(owner, page, block);
+  /* The profile's note of the event is a call: it goes the longer way, so
+   * that this path makes none and needs no stack frame. */
+  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner) && !profile_on))
+    free_remote_push_unnoted(owner, page, block);
   else
     free_to_owner(heap, owner, page, block);
 }
