@@ -361,8 +361,9 @@ INTERNAL page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map);
  * carving more blocks when may_carve, can get) a free block, moved to the
  * front; pages with nothing to give and no room to carve are parked on the
  * full list on the way. NULL when none. */
-/* Moves the owner's own frees onto an empty `free`; false if there were none. */
-INTERNAL bool page_take_local_free(page_t *page);
+/* Takes in the page's remote frees, and moves its owner's own frees onto an
+ * empty `free`; whether `free` then has a block. */
+INTERNAL bool page_collect(page_t *page);
 INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve);
 /* For a medium class: the first page of a class up to one doubling larger
  * that has a free block (see page.c), or NULL. */

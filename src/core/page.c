@@ -162,17 +162,14 @@ static inline size_t collect_thread_free(page_t *page) {
   return count;
 }
 
-bool page_take_local_free(page_t *page) {
-  if (page->free != NULL || page->local_free == NULL) return false;
-  free_list_takes_freed(page);
-  page->free = page->local_free;
-  page->local_free = NULL;
-  return true;
-}
-
-static void page_collect(page_t *page) {
+bool page_collect(page_t *page) {
   collect_thread_free(page);
-  page_take_local_free(page);
+  if (page->free == NULL && page->local_free != NULL) {
+    free_list_takes_freed(page);
+    page->free = page->local_free;
+    page->local_free = NULL;
+  }
+  return page->free != NULL;
 }
 
 static void page_extend(page_t *page) {
