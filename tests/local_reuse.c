@@ -6,12 +6,13 @@
  * use), so it must run before the blocks are taken, never after.
  *
  * Part one checks the reuse itself. Part two is the hazard: one thread
- * allocates in a few classes, frees half of its blocks itself and hands the
- * other half to a second thread, which frees them; the first thread pauses
- * now and then so that housekeeping comes due. Run with BRISK_PURGE_DELAY=1
- * (housekeeping every millisecond, see CMakeLists.txt). A block handed out
- * from a retired page shows as a free that brisk reports as invalid (the
- * process aborts) or as a heap check that fails. */
+ * allocates in five sizes, hands every fourth block to a second thread,
+ * which frees it, and frees the rest itself; between bursts it pauses so
+ * that housekeeping comes due. Run with BRISK_PURGE_DELAY=1 (housekeeping
+ * every millisecond, see CMakeLists.txt). A block handed out from a retired
+ * page shows as a free that brisk reports as invalid or double (the process
+ * aborts), as a block overwritten while live, or as a heap check that
+ * fails. */
 #include "alloc_api.h"
 
 #include <pthread.h>

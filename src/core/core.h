@@ -357,13 +357,13 @@ static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const 
 }
 INTERNAL void page_owner_tag_update(heap_t *heap, page_t *page);
 INTERNAL page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map);
+/* Takes in the page's remote frees, and moves its owner's own frees onto an
+ * empty `free`; whether `free` then has a block. */
+INTERNAL bool page_collect(page_t *page);
 /* The first page of the class's queue that has (or, collecting its frees and
  * carving more blocks when may_carve, can get) a free block, moved to the
  * front; pages with nothing to give and no room to carve are parked on the
  * full list on the way. NULL when none. */
-/* Takes in the page's remote frees, and moves its owner's own frees onto an
- * empty `free`; whether `free` then has a block. */
-INTERNAL bool page_collect(page_t *page);
 INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve);
 /* For a medium class: the first page of a class up to one doubling larger
  * that has a free block (see page.c), or NULL. */
