@@ -301,7 +301,8 @@ INTERNAL void span_cache_collect(span_cache *cache, uint64_t now, long delay, bo
 INTERNAL void span_cache_after_fork(span_cache *cache);
 
 /* ---- segment.c: segments and the pages inside them ----------------------------- */
-INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map);
+INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
+                                    bool may_map);
 INTERNAL void segment_page_free(heap_t *heap, page_t *page);
 INTERNAL size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area);
 INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);

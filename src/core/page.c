@@ -309,7 +309,7 @@ static bool page_unpin(heap_t *heap, page_t *page) {
 }
 
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
-  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), may_map);
+  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map);
   if (page == NULL) return NULL;
   segment_t *segment = segment_of(page);
   page->block_size = class_size[size_class];

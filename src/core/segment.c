@@ -124,14 +124,59 @@ static void segment_purge_all(segment_t *segment) {
   memory_purge((uint8_t *)segment + keep, segment->size - keep);
 }
 
-/* A cached segment of the same kind keeps its layout; any other will do. */
-static int64_t cache_fit(segment_t *segment, size_t kind) {
-  return segment->kind == kind ? 0 : 1;
+/* Reusing resident pages for the class they served before, the one carved
+ * furthest first. A resident page holds what its last class carved; a class
+ * given another class's page, or its own partly carved one while a fuller one
+ * waits, carves past what is resident and leaves the rest resident unused,
+ * so a program that frees everything and allocates the same again (a pool
+ * between bursts of work) would grow its resident set with every round
+ * (DESIGN.md, "Segments and the OS"). */
+
+/* At most this many free resident pages are looked at for one page (each is
+ * a descriptor read on the way to a page fault that reuse may save). */
+#define RESIDENT_SEARCH_PAGES 16
+
+/* segment's free resident page that last served size_class with more blocks
+ * carved than *carved (0 to begin with), the most, or -1; *carved is raised
+ * to its count. *budget counts the pages looked at down, and drops to 0 at a
+ * page carved whole: none can be better. */
+static int resident_page_of_class(const segment_t *segment, unsigned size_class, uint32_t *carved,
+                                  unsigned *budget) {
+  int best = -1;
+  for (uint64_t mask = segment->dirty_mask; mask != 0 && *budget != 0; mask &= mask - 1) {
+    (*budget)--;
+    unsigned index = (unsigned)__builtin_ctzll(mask);
+    const page_t *page = &segment->pages[index];
+    if (page->size_class != size_class) continue;
+    uint32_t count = __atomic_load_n(&page->capacity, __ATOMIC_RELAXED); /* >= 1 once used */
+    if (count <= *carved) continue;
+    best = (int)index;
+    *carved = count;
+    if (count == page->reserved) *budget = 0;
+  }
+  return best;
+}
+
+/* A cached segment of the same kind keeps its layout; the best has a
+ * resident page that served the class, carved furthest. Any other will do.
+ * Small-page segments are taken by kind alone: their 64 descriptors are too
+ * many to read under the cache's lock. */
+#define CACHE_FIT_SAME_KIND 65536
+static int64_t cache_fit(segment_t *segment, size_t want) {
+  segment_kind kind = (segment_kind)(want >> 8);
+  if (segment->kind != kind) return 2 * CACHE_FIT_SAME_KIND;
+  if (kind == SEGMENT_SMALL) return 0;
+  uint32_t carved = 0;
+  unsigned budget = RESIDENT_SEARCH_PAGES;
+  if (resident_page_of_class(segment, (unsigned)(want & 255), &carved, &budget) < 0)
+    return CACHE_FIT_SAME_KIND;
+  return CACHE_FIT_SAME_KIND - 1 - (int64_t)carved; /* carved <= page.reserved < 2^16 */
 }
 
 /* A segment for heap: from the cache, else (when may_map) newly mapped. */
-static segment_t *segment_alloc(heap_t *heap, segment_kind kind, bool may_map) {
-  segment_t *segment = span_cache_take(&cache, cache_fit, kind);
+static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
+                                bool may_map) {
+  segment_t *segment = span_cache_take(&cache, cache_fit, ((size_t)kind << 8) | size_class);
   if (segment == NULL && !may_map) return NULL;
   event_note(EVENT_SEGMENT);
   if (segment != NULL) {
@@ -176,18 +221,33 @@ static void segment_release(heap_t *heap, segment_t *segment) {
     segment_unmap(segment);
 }
 
-static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) {
-  segment_t *segment = heap->segments[kind].first;
+static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_class,
+                                 bool may_map) {
+  /* A resident page that served the class, carved furthest... */
+  segment_t *segment = NULL;
+  int index = -1;
+  uint32_t carved = 0;
+  unsigned budget = RESIDENT_SEARCH_PAGES;
+  for (segment_t *s = heap->segments[kind].first; s != NULL && budget != 0; s = s->next) {
+    int found = resident_page_of_class(s, size_class, &carved, &budget);
+    if (found >= 0) {
+      segment = s;
+      index = found;
+    }
+  }
+  if (segment == NULL) segment = heap->segments[kind].first;
   if (segment == NULL) {
-    segment = segment_alloc(heap, kind, may_map);
+    segment = segment_alloc(heap, kind, size_class, may_map);
     if (segment == NULL) return NULL;
     list_push(&heap->segments[kind], segment);
     heap->dirty_bytes += dirty_bytes(segment);
+    budget = RESIDENT_SEARCH_PAGES;
+    index = resident_page_of_class(segment, size_class, &carved, &budget);
   }
-  /* Prefer a page that is still resident: it costs no page faults. */
+  /* ...else any resident one, which costs no page faults, else a purged one. */
   brisk_assert(segment->free_mask != 0);
   uint64_t candidates = segment->dirty_mask != 0 ? segment->dirty_mask : segment->free_mask;
-  unsigned index = (unsigned)__builtin_ctzll(candidates);
+  if (index < 0) index = __builtin_ctzll(candidates);
   page_t *chosen = &segment->pages[index];
   brisk_assert(!(atomic_load_relaxed(&chosen->xflags) & PAGE_IN_USE));
   uint64_t bit = (uint64_t)1 << index;
@@ -218,9 +278,9 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, bool may_map) 
   return chosen;
 }
 
-page_t *segment_page_alloc(heap_t *heap, segment_kind kind, bool may_map) {
+page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class, bool may_map) {
   lock_acquire(&heap->segments_lock);
-  page_t *page = page_alloc_locked(heap, kind, may_map);
+  page_t *page = page_alloc_locked(heap, kind, size_class, may_map);
   lock_release(&heap->segments_lock);
   return page;
 }
