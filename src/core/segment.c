@@ -132,8 +132,8 @@ static void segment_purge_all(segment_t *segment) {
  * between bursts of work) would grow its resident set with every round
  * (DESIGN.md, "Segments and the OS"). */
 
-/* At most this many free resident pages are looked at for one page (each is
- * a descriptor read on the way to a page fault that reuse may save). */
+/* At most this many segment headers and free resident pages' descriptors
+ * are read to find one page (on the way to page faults that reuse may save). */
 #define RESIDENT_SEARCH_PAGES 16
 
 /* segment's free resident page that last served size_class with more blocks
@@ -229,6 +229,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
   uint32_t carved = 0;
   unsigned budget = RESIDENT_SEARCH_PAGES;
   for (segment_t *s = heap->segments[kind].first; s != NULL && budget != 0; s = s->next) {
+    budget--; /* its header is a read too */
     int found = resident_page_of_class(s, size_class, &carved, &budget);
     if (found >= 0) {
       segment = s;
