@@ -173,11 +173,28 @@ static int64_t cache_fit(segment_t *segment, size_t want) {
   return CACHE_FIT_SAME_KIND - 1 - (int64_t)carved; /* carved <= page.reserved < 2^16 */
 }
 
-/* A segment for heap: from the cache, else (when may_map) newly mapped. */
-static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
-                                bool may_map) {
-  segment_t *segment = span_cache_take(&cache, cache_fit, ((size_t)kind << 8) | size_class);
-  if (segment == NULL && !may_map) return NULL;
+/* Only a cached segment of the same kind with a resident page: one whose
+ * pages cost no faults. */
+static int64_t cache_fit_resident(segment_t *segment, size_t want) {
+  if (segment->kind != (segment_kind)(want >> 8) || segment->dirty_mask == 0) return -1;
+  return cache_fit(segment, want);
+}
+
+/* Whether the cache may hold a segment of each kind with resident pages: set
+ * when one goes in, cleared by a search that finds none. Only a hint, read
+ * without the cache's lock, so that a heap short of pages does not take the
+ * lock for nothing each time. */
+static _Atomic(uint8_t) xcache_resident[SEGMENT_KIND_COUNT];
+
+/* A segment for heap: from the cache, else (when may_map) newly mapped. With
+ * resident_only, only a cached one with resident pages, or NULL. */
+static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_class, bool may_map,
+                                bool resident_only) {
+  if (resident_only && !atomic_load_relaxed(&xcache_resident[kind])) return NULL;
+  segment_t *segment = span_cache_take(&cache, resident_only ? cache_fit_resident : cache_fit,
+                                       ((size_t)kind << 8) | size_class);
+  if (segment == NULL && resident_only) atomic_store_relaxed(&xcache_resident[kind], 0);
+  if (segment == NULL && (!may_map || resident_only)) return NULL;
   event_note(EVENT_SEGMENT);
   if (segment != NULL) {
     if (segment->kind == kind) { /* same layout: keep the pages' dirty state */
@@ -217,6 +234,7 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay == 0 || (memory_purge_eagerly() && cache.count >= CACHE_RESIDENT_MAX))
     segment_purge_all(segment);
+  if (segment->dirty_mask != 0) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
     segment_unmap(segment);
 }
@@ -224,28 +242,37 @@ static void segment_release(heap_t *heap, segment_t *segment) {
 static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_class,
                                  bool may_map) {
   /* A resident page that served the class, carved furthest... */
-  segment_t *segment = NULL;
+  segment_t *segment = NULL, *resident = NULL;
   int index = -1;
   uint32_t carved = 0;
   unsigned budget = RESIDENT_SEARCH_PAGES;
   for (segment_t *s = heap->segments[kind].first; s != NULL && budget != 0; s = s->next) {
     budget--; /* its header is a read too */
+    if (resident == NULL && s->dirty_mask != 0) resident = s;
     int found = resident_page_of_class(s, size_class, &carved, &budget);
     if (found >= 0) {
       segment = s;
       index = found;
     }
   }
-  if (segment == NULL) segment = heap->segments[kind].first;
+  /* ...else any resident one of the heap's... */
+  if (segment == NULL) segment = resident;
+  /* ...else one in a cached segment, before one of the heap's that faults: a
+   * heap that freed whole segments between two rounds of work would
+   * otherwise fault in new pages while its old ones sat in the cache... */
+  segment_t *listed = heap->segments[kind].first;
   if (segment == NULL) {
-    segment = segment_alloc(heap, kind, size_class, may_map);
-    if (segment == NULL) return NULL;
-    list_push(&heap->segments[kind], segment);
-    heap->dirty_bytes += dirty_bytes(segment);
-    budget = RESIDENT_SEARCH_PAGES;
-    index = resident_page_of_class(segment, size_class, &carved, &budget);
+    segment = segment_alloc(heap, kind, size_class, may_map, listed != NULL);
+    if (segment != NULL) {
+      list_push(&heap->segments[kind], segment);
+      heap->dirty_bytes += dirty_bytes(segment);
+      budget = RESIDENT_SEARCH_PAGES;
+      index = resident_page_of_class(segment, size_class, &carved, &budget);
+    } else if ((segment = listed) == NULL) {
+      return NULL;
+    }
   }
-  /* ...else any resident one, which costs no page faults, else a purged one. */
+  /* ...else a purged one (or, in a segment just taken, any resident one). */
   brisk_assert(segment->free_mask != 0);
   uint64_t candidates = segment->dirty_mask != 0 ? segment->dirty_mask : segment->free_mask;
   if (index < 0) index = __builtin_ctzll(candidates);
