@@ -12,8 +12,8 @@
  * process (the purger starts once per process, and never in a forked child)
  * with a different number of earlier slow calls: one block in each of that
  * many small size classes. The case, on a thread of its own, then allocates
- * calloc'd 300 KiB blocks until the purger has started (brisk starts it past
- * 16 MiB mapped) and a little beyond, checking that every calloc'd block is
+ * calloc'd 300 KiB blocks until the purger has started (brisk starts it once
+ * 16 MiB are committed) and a little beyond, checking that every calloc'd block is
  * zero, that no two live blocks overlap, and that every block keeps its
  * contents. Linked against libbrisk or preloaded: the C library must
  * allocate through brisk. */

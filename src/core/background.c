@@ -4,17 +4,20 @@
  * blocks). Without it, memory freed just before every thread goes quiet
  * stays resident until some thread takes a slow path again.
  *
- * It starts once a second thread has allocated and the process has mapped
- * 16 MiB. A single-threaded program never gets it: it would make the
- * program multithreaded, which changes what the C library does for it (a
- * fork from a signal handler is only safe single-threaded); there, and with
- * BRISK_BACKGROUND=0, free memory is instead purged as soon as a heap holds
- * 4 MiB of it or the segment cache holds two segments, as in a forked child.
- * It runs at the lowest priority with every signal blocked, and each round does what housekeeping
- * does for the parts no thread is tending: the caches, the heaps of exited threads, and the free
- * pages of heaps whose threads are busy elsewhere (it tries their lock and skips them when taken).
- * Rounds come every 50 ms while there is something to purge and back off to one a second when there
- * is not. BRISK_BACKGROUND=0 turns it off. */
+ * It starts once a second thread has allocated and the process has
+ * committed 16 MiB: below that there is little to give back, and the thread
+ * costs some 100-200 KiB of resident memory of its own (its stack, and the C
+ * library code it runs). A single-threaded program never gets it: it would
+ * make the program multithreaded, which changes what the C library does for
+ * it (a fork from a signal handler is only safe single-threaded); there, and
+ * with BRISK_BACKGROUND=0, free memory is instead purged as soon as a heap
+ * holds 4 MiB of it or the segment cache holds two segments, as in a forked
+ * child. It runs at the lowest priority with every signal blocked, and each
+ * round does what housekeeping does for the parts no thread is tending: the
+ * caches, the heaps of exited threads, and the free pages of heaps whose
+ * threads are busy elsewhere (it tries their lock and skips them when
+ * taken). Rounds come every 50 ms while there is something to purge and back
+ * off to one a second when there is not. BRISK_BACKGROUND=0 turns it off. */
 #include "core.h"
 
 enum { IDLE, RUNNING, OFF };
@@ -57,7 +60,10 @@ static void background_body(void) {
   }
 }
 
-/* A process with less mapped than this has little to give back. */
+/* A process with less committed than this has little to give back. (Mapped
+ * counts address space whose pages were purged or never used: a program with
+ * a few threads that each touched a few size classes maps 16 MiB while it
+ * holds 2 MiB.) */
 #define BACKGROUND_AFTER (4 * SEGMENT_SIZE)
 
 void background_wanted(void) {
@@ -65,7 +71,7 @@ void background_wanted(void) {
   if (heaps_threads_seen() < 2) return;
   brisk_memory_info info;
   memory_info(&info);
-  if (info.mapped < BACKGROUND_AFTER) return;
+  if (info.committed < BACKGROUND_AFTER) return;
   int expected = IDLE;
   bool off = !option_get(OPTION_BACKGROUND) || option_get(OPTION_PURGE_DELAY) < 0;
   if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
