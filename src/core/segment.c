@@ -193,8 +193,10 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_c
   if (resident_only && !atomic_load_relaxed(&xcache_resident[kind])) return NULL;
   segment_t *segment = span_cache_take(&cache, resident_only ? cache_fit_resident : cache_fit,
                                        ((size_t)kind << 8) | size_class);
-  if (segment == NULL && resident_only) atomic_store_relaxed(&xcache_resident[kind], 0);
-  if (segment == NULL && (!may_map || resident_only)) return NULL;
+  if (segment == NULL) {
+    if (resident_only) atomic_store_relaxed(&xcache_resident[kind], 0); /* none there */
+    if (resident_only || !may_map) return NULL;
+  }
   event_note(EVENT_SEGMENT);
   if (segment != NULL) {
     if (segment->kind == kind) { /* same layout: keep the pages' dirty state */
@@ -260,15 +262,18 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
   /* ...else one in a cached segment, before one of the heap's that faults: a
    * heap that freed whole segments between two rounds of work would
    * otherwise fault in new pages while its old ones sat in the cache... */
-  segment_t *listed = heap->segments[kind].first;
   if (segment == NULL) {
-    segment = segment_alloc(heap, kind, size_class, may_map, listed != NULL);
-    if (segment != NULL) {
-      list_push(&heap->segments[kind], segment);
-      heap->dirty_bytes += dirty_bytes(segment);
+    segment_t *listed = heap->segments[kind].first;
+    segment_t *taken = segment_alloc(heap, kind, size_class, may_map, listed != NULL);
+    if (taken != NULL) {
+      list_push(&heap->segments[kind], taken);
+      heap->dirty_bytes += dirty_bytes(taken);
       budget = RESIDENT_SEARCH_PAGES;
-      index = resident_page_of_class(segment, size_class, &carved, &budget);
-    } else if ((segment = listed) == NULL) {
+      index = resident_page_of_class(taken, size_class, &carved, &budget);
+      segment = taken;
+    } else if (listed != NULL) {
+      segment = listed;
+    } else {
       return NULL;
     }
   }
