@@ -31,7 +31,7 @@ static inline READS_POINTER_HEADER bool free_local_push(page_t *page, block_t *b
   block->next = page->local_free;
   page->local_free = block;
   brisk_assert(page->used > 0);
-  return unlikely(--page->used == 0);
+  return unlikely(page_used_drop(page));
 }
 
 static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {

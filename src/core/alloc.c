@@ -26,10 +26,7 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
  * free, else (a medium class) a free block of a class a little larger, else
  * one of its own with room to carve, else a fresh page. Small classes carve
  * at once: their blocks are a fraction of an OS page. */
-static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
-  heap->counters.page_refills++;
-  event_note(EVENT_REFILL);
-  maybe_housekeeping(heap);
+static page_t *refill_locked(heap_t *heap, unsigned size_class) {
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
@@ -45,8 +42,52 @@ static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
   return fresh_page(heap, size_class);
 }
 
+static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
+  heap->counters.page_refills++;
+  event_note(EVENT_REFILL);
+  maybe_housekeeping(heap);
+  brief_lock_acquire(&heap->pages_lock);
+  page_t *page = refill_locked(heap, size_class);
+  brief_lock_release(&heap->pages_lock);
+  return page;
+}
+
+/* A medium or large block (8-512 KiB) is taken under pages_lock, even from
+ * the first page of its class, so that the background purger may retire
+ * that page too once its blocks have all come back (page_release_idle):
+ * an idle thread's first pages of those classes are 512 KiB each, or a
+ * whole segment, and they held most of what a pool kept resident while it
+ * waited. The lock is one exchange and one store, little beside a block of
+ * two OS pages or more. Small classes keep their lock-free first page. */
+void *alloc_locked(heap_t *heap, unsigned size_class) {
+  brief_lock_acquire(&heap->pages_lock);
+  page_t *page = heap->queues[size_class].first;
+  bool slow = page == NULL || page->free == NULL;
+  if (slow && (page == NULL || !page_collect(page))) {
+    heap->counters.page_refills++;
+    event_note(EVENT_REFILL);
+    page = refill_locked(heap, size_class);
+  }
+  void *block = page != NULL ? page_pop(page) : NULL;
+  brief_lock_release(&heap->pages_lock);
+  if (block == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  /* Housekeeping keeps the pace it has on the small classes' slow path
+   * (see alloc_refilled); it takes pages_lock itself, and the page the
+   * block came from has a block in use now, so it stays. */
+  if (slow) maybe_housekeeping(heap);
+  if (unlikely(heap->purger_check_due)) { /* as in alloc_refilled */
+    heap->purger_check_due = false;
+    background_wanted();
+  }
+  return block;
+}
+
 void *alloc_small(heap_t *heap, size_t size) {
   unsigned size_class = size_class_of(size);
+  if (class_size[size_class] > SMALL_MAX) return alloc_locked(heap, size_class);
   page_t *page = heap->queues[size_class].first;
   if (page != NULL && page->free != NULL) return page_pop(page);
   return alloc_refilled(heap, size_class);

@@ -27,7 +27,9 @@ static _Atomic(int) xstate;
 #define ROUND_MAX_MS 1000
 
 static void purge_idle_heap(heap_t *heap, void *pending) {
-  if (segment_purge_idle(heap, platform_clock_ms())) *(bool *)pending = true;
+  uint64_t now = platform_clock_ms();
+  bool released = collect_idle_pages(heap, now);
+  if (segment_purge_idle(heap, now) || released) *(bool *)pending = true;
 }
 
 /* One round; returns whether anything was left to purge. */

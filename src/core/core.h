@@ -315,6 +315,24 @@ INTERNAL void segment_cache_after_fork(void);
 
 /* ---- page.c: pages of one size class, their queues and free lists ----------------- */
 INTERNAL extern page_t page_empty;
+/* A lock that a heap's own thread takes on every refill and the background
+ * purger, now and then, for one walk of the heap's queues (heap_t's
+ * pages_lock): one exchange to take it and one store to give it back,
+ * where a mutex's calls cost some 40 instructions a refill. A wait spins a
+ * little, then sleeps: the purger that holds it runs at the lowest
+ * priority. */
+INTERNAL void brief_lock_wait(brief_lock_t *lock);
+static inline bool brief_lock_try(brief_lock_t *lock) {
+  return atomic_load_relaxed(lock) == 0 &&
+         atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
+}
+static inline void brief_lock_acquire(brief_lock_t *lock) {
+  if (likely(atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0)) return;
+  brief_lock_wait(lock);
+}
+static inline void brief_lock_release(brief_lock_t *lock) {
+  atomic_store_explicit(lock, 0, memory_order_release);
+}
 /* The cookie every free block carries (see block_t): a secret chosen at
  * start-up, the same for every block (as glibc's tcache key), so that free
  * compares and stores it with no arithmetic. */
@@ -329,6 +347,32 @@ static inline block_t *page_pop(page_t *page) {
   page->used++;
   block->cookie = 0; /* a live block never carries the free cookie */
   return block;
+}
+/* The owner's `--page->used` for a block it has just pushed onto the page's
+ * local_free; whether that was the last block in use. The background purger
+ * reads `used` of pages the owner is not allocating from, without the
+ * owner's help, to find those whose every block has come back
+ * (page_release_idle): the count is stored after the push, with release
+ * order, so a purger that reads it sees the push too and never retires a
+ * page under a store still on its way. x86 keeps a thread's stores in
+ * order, so there only the compiler is told (no instruction); a
+ * ThreadSanitizer build uses a release store, which it can follow. */
+#if defined(__SANITIZE_THREAD__)
+#define BRISK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BRISK_TSAN 1
+#endif
+#endif
+static inline bool page_used_drop(page_t *page) {
+#if defined(__x86_64__) && !defined(BRISK_TSAN)
+  atomic_signal_fence(memory_order_release);
+  return --page->used == 0;
+#else
+  uint32_t used = page->used - 1;
+  __atomic_store_n(&page->used, used, __ATOMIC_RELEASE);
+  return used == 0;
+#endif
 }
 /* Whether p is the start of a block carved in page. Write the offset from
  * the first block as q * block_size + r; times block_magic it is, mod 2^64,
@@ -375,8 +419,16 @@ static inline bool heap_class_has_warm(const heap_t *heap, unsigned size_class) 
   return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
 }
 /* Retires a page whose last block came back (a warm page never gets here:
- * its pin keeps `used` above zero). */
+ * its pin keeps `used` above zero): page_retire for the owner's fast paths,
+ * taking the heap's pages_lock; page_retire_locked under it. */
 INTERNAL void page_retire(heap_t *heap, page_t *page);
+INTERNAL void page_retire_locked(heap_t *heap, page_t *page);
+/* The background purger's part, under pages_lock, in a live heap whose
+ * thread has not tidied it lately: the pages whose blocks have all come
+ * back, remote frees included, warm pages too, except the first page of a
+ * small class. Retires them when retire, else only counts them; returns
+ * how many. */
+INTERNAL size_t page_release_idle(heap_t *heap, bool retire);
 /* Collects every queued page; retires the empty ones, but keeps a warm page
  * that is its class's only page. force also unpins every warm page (see
  * page.c), retiring those that are empty. */
@@ -488,6 +540,9 @@ INTERNAL void free_invalid(page_t *page, const void *p) __attribute__((noreturn,
 INTERNAL void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p);
 /* The owner takes in the blocks other threads freed into its parked pages. */
 INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
+/* The background purger's part, under pages_lock: blocks of pages no longer
+ * parked move to those pages' remote lists (see free.c). */
+INTERNAL void free_delayed_release(heap_t *heap);
 
 /* ---- collect.c: giving memory back ------------------------------------------------------ */
 /* Collect the heap's frees, retire its empty pages, purge what has waited
@@ -497,6 +552,10 @@ INTERNAL void collect_heap(heap_t *heap, bool force);
 INTERNAL void collect_thread_exit(void *heap);
 /* Tidy the heaps of exited threads (force: wait for the lock). */
 INTERNAL void collect_abandoned(bool force);
+/* The background purger's visit to a live heap: once its thread has not
+ * tidied it for half a second, retires the pages whose blocks have all come
+ * back; whether it found any (retired, or to retire on a later visit). */
+INTERNAL bool collect_idle_pages(heap_t *heap, uint64_t now);
 /* brisk_collect(): everything, now (after any purger round under way). */
 INTERNAL void collect_all(heap_t *heap);
 /* A background round: false when brisk_collect() is at work (skip it). */
@@ -520,6 +579,9 @@ INTERNAL void *alloc_small(heap_t *heap, size_t size);
  * free: refills the class and takes a block; NULL and ENOMEM when out of
  * memory. */
 INTERNAL void *alloc_refilled(heap_t *heap, unsigned size_class);
+/* A block of a medium or large class, taken under the heap's pages_lock
+ * (see alloc.c); NULL and ENOMEM when out of memory. */
+INTERNAL void *alloc_locked(heap_t *heap, unsigned size_class);
 /* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN), from
  * pages when it fits there, else a huge block. */
 INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);

@@ -10,13 +10,14 @@
 
 #include <string.h>
 
-/* The owner's free of a block whose page needs care (see page_is_plain). */
+/* The owner's free of a block whose page needs care (see page_is_plain),
+ * under the heap's pages_lock or with the heap claimed. */
 static void free_local_slow(heap_t *heap, page_t *page, block_t *block) {
   if (atomic_load_relaxed(&page->xflags) & PAGE_IN_FULL) page_unpark(heap, page);
   block->next = page->local_free;
   page->local_free = block;
   brisk_assert(page->used > 0);
-  if (--page->used == 0) page_retire(heap, page);
+  if (--page->used == 0) page_retire_locked(heap, page);
 }
 
 /* The delayed list, remote half: a block for a parked page of owner. */
@@ -27,7 +28,8 @@ static void free_delayed_push(heap_t *owner, block_t *block) {
   } while (!atomic_cas_weak_release(&owner->xdelayed, &seen, block));
 }
 
-/* The delayed list, owner half: the blocks go home, unparking their pages. */
+/* The delayed list, owner half: the blocks go home, unparking their pages
+ * (under pages_lock, or with the heap claimed). */
 bool free_delayed_drain(heap_t *heap) {
   if (atomic_load_relaxed(&heap->xdelayed) == NULL) return false;
   block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);
@@ -63,6 +65,27 @@ static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
   free_remote_push_unnoted(owner, page, block);
 }
 
+/* The background purger's part of the delayed list, under pages_lock (see
+ * page_release_idle): a block whose page its owner has since unparked moves
+ * to that page's remote list, where it is counted with the page's other
+ * remote frees; the owner's fast path may be freeing into such a page, so
+ * the purger cannot push onto its local list. A block of a page still
+ * parked goes back on the delayed list, which is how the owner will learn
+ * that the page has room. */
+void free_delayed_release(heap_t *heap) {
+  if (atomic_load_relaxed(&heap->xdelayed) == NULL) return;
+  block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);
+  while (block != NULL) {
+    block_t *next = block->next;
+    page_t *page = page_of(segment_of(block), block);
+    if (atomic_load_relaxed(&page->xflags) & PAGE_IN_FULL)
+      free_delayed_push(heap, block);
+    else
+      free_remote_push_unnoted(heap, page, block);
+    block = next;
+  }
+}
+
 /* A block of a heap whose thread has exited: while the heap is claimed it is
  * ours, so the block goes straight home (retiring its page when it empties)
  * instead of waiting for a sweep or a new owner. */
@@ -94,9 +117,11 @@ static NOINLINE void free_to_owner(heap_t *heap, heap_t *owner, page_t *page, bl
    * an exited thread built, say) adopts the heap it frees into, if that was
    * abandoned: its next frees there are then its own, on the fast path,
    * instead of a claim of the heap each. */
-  if (owner == heap || (heap == &heap_empty && heap_adopt(owner)))
+  if (owner == heap || (heap == &heap_empty && heap_adopt(owner))) {
+    brief_lock_acquire(&owner->pages_lock);
     free_local_slow(owner, page, block);
-  else if (!free_into_abandoned(owner, page, block))
+    brief_lock_release(&owner->pages_lock);
+  } else if (!free_into_abandoned(owner, page, block))
     free_remote_push(owner, page, block);
 }
 

@@ -45,7 +45,10 @@ void heaps_after_fork(void) {
   platform_lock_reset(&heaps_mutex);
   atomic_store_relaxed(&xthreads_seen, 1); /* the child's one thread */
   /* The background purger may have been purging this thread's heap. */
-  if (heap_current() != &heap_empty) platform_lock_reset(&heap_current()->segments_lock);
+  if (heap_current() != &heap_empty) {
+    platform_lock_reset(&heap_current()->segments_lock);
+    atomic_store_relaxed(&heap_current()->pages_lock, 0);
+  }
 }
 
 static heap_t *heap_new_locked(void) {

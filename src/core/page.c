@@ -10,6 +10,16 @@
 page_t page_empty;                           /* free == NULL: every fast path through it fails */
 uintptr_t free_secret = 0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
 
+/* The rare wait for a heap's pages_lock: the background purger holds it
+ * for one walk of the heap's queues. */
+void brief_lock_wait(brief_lock_t *lock) {
+  event_note(EVENT_LOCK_WAIT);
+  for (unsigned tries = 0;; tries++) {
+    if (brief_lock_try(lock)) return;
+    if (tries >= 64) platform_sleep_ms(1);
+  }
+}
+
 /* Blocks carved per extension: about one OS page, so a fresh page touches
  * memory only as it is used. */
 #define EXTEND_BYTES 4096
@@ -370,9 +380,15 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   segment_page_free(heap, page);
 }
 
-void page_retire(heap_t *heap, page_t *page) {
+void page_retire_locked(heap_t *heap, page_t *page) {
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   retire_from_queue(heap, &heap->queues[page->size_class], page);
+}
+
+void page_retire(heap_t *heap, page_t *page) {
+  brief_lock_acquire(&heap->pages_lock);
+  page_retire_locked(heap, page);
+  brief_lock_release(&heap->pages_lock);
 }
 
 void page_collect_heap(heap_t *heap, bool force) {
@@ -401,6 +417,54 @@ void page_collect_heap(heap_t *heap, bool force) {
       brisk_assert(!empty);
       (void)empty;
     }
+}
+
+/* ---- an idle heap's empty pages ------------------------------------------------
+ * A thread that frees other threads' blocks and then waits (a pool between
+ * bursts of work) leaves them on their owners' remote lists, and an owner
+ * that waits too never takes them in: its pages stay in use, every block in
+ * them free, and nothing purges them. The background purger retires such
+ * pages itself, under the heap's pages_lock, which every owner path that
+ * changes a queue holds as well. It needs nothing else from the owner: the
+ * owner's fast paths pop only from the first page of a small class, which
+ * the purger leaves alone (medium and large blocks are taken under the
+ * lock), and push only onto a page the owner has a block of, and a page
+ * whose blocks have all come back has none. Such a page is one whose
+ * `used`, read with acquire order (page_used_drop), counts only its remote
+ * frees and its pin (free_delayed_release first moves blocks on the heap's
+ * delayed list onto their pages' remote lists where it can). A parked page
+ * is left to its owner. */
+static bool page_all_back(const page_t *page) {
+  uintptr_t remote = atomic_load_acquire(&page->xthread_free);
+  if (remote & XFREE_NOTIFY) return false;
+  uint32_t pin = (flags_of(page) & PAGE_WARM) != 0;
+  return __atomic_load_n(&page->used, __ATOMIC_ACQUIRE) == pin + XFREE_COUNT(remote);
+}
+
+size_t page_release_idle(heap_t *heap, bool retire) {
+  size_t released = 0;
+  for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
+    page_queue_t *queue = &heap->queues[size_class];
+    if (queue->first == NULL) continue;
+    /* The owner takes medium and large blocks under the lock, even from the
+     * first page. */
+    page_t *start = class_size[size_class] > SMALL_MAX ? queue->first : queue->first->next;
+    for (page_t *page = start, *next; page != NULL; page = next) {
+      next = page->next;
+      if (!page_all_back(page)) continue;
+      released++;
+      if (!retire) continue;
+      /* No remote free can come now (every block is free), so the list
+       * taken is the one counted. */
+      uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
+      brisk_assert(page->used >= XFREE_COUNT(taken));
+      page->used -= XFREE_COUNT(taken);
+      if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
+      brisk_assert(page->used == 0);
+      retire_from_queue(heap, queue, page);
+    }
+  }
+  return released;
 }
 
 /* Marks a page whose block is handed out at an interior offset, so frees and

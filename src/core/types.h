@@ -18,7 +18,8 @@
  *
  * Naming: fields prefixed x are atomics shared between threads; everything
  * else in a heap, its segments and pages is touched only by the heap's
- * current thread (or under a global lock when the heap is abandoned).
+ * current thread (or under a global lock when the heap is abandoned), except
+ * where a field says otherwise (pages_lock, segments_lock).
  */
 #ifndef BRISK_CORE_TYPES_H
 #define BRISK_CORE_TYPES_H
@@ -138,6 +139,9 @@ _Static_assert(64 - XFREE_COUNT_SHIFT >= 16, "the count holds any page's blocks 
 
 struct heap_s;
 struct segment_s;
+
+/* A lock held for moments, taken with one exchange (core.h). */
+typedef _Atomic(uint8_t) brief_lock_t;
 
 /* Counting identity for an in-use page (owner's view):
  *   capacity = used - pin + |free| + |local_free|
@@ -261,6 +265,13 @@ typedef struct heap_s {
   page_queue_t full;                              /* pages with none, XFREE_NOTIFY set */
   uint64_t warm_classes[(CLASS_COUNT + 63) / 64]; /* classes that have a warm page */
   _Atomic(block_t *) xdelayed;                    /* remote frees into full pages */
+  /* The queues and the pages on them: the owner changes them on its slow
+   * paths and the background purger retires an idle heap's empty pages
+   * (page_release_idle), both under pages_lock. The fast paths take no lock:
+   * they pop only from the first page of a small class, which the purger
+   * leaves alone (medium and large blocks are taken under the lock), and
+   * push only onto a page with a block in use, which it does not take. */
+  brief_lock_t pages_lock;
   /* The heap's segments and their free pages: the owner changes them on
    * its slow paths, the background purger purges their pages; both under
    * segments_lock (never taken on a fast path). */

@@ -88,6 +88,7 @@ int brisk_heap_check(void) {
   heap_t *heap = heap_current();
   if (heap == &heap_empty) return 0;
   checker c = {0};
+  brief_lock_acquire(&heap->pages_lock); /* the background purger may be retiring pages */
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
     check_queue(&c, heap, &heap->queues[size_class], false);
     unsigned first, last;
@@ -108,5 +109,6 @@ int brisk_heap_check(void) {
     msg_printf(2, "brisk: heap check: class %u has %u warm pages but is marked %s\n", size_class,
                c.warm_pages[size_class], marked ? "warm" : "not warm");
   }
+  brief_lock_release(&heap->pages_lock);
   return c.problems;
 }
