@@ -4,8 +4,10 @@
  * The owner thread allocates about 48 MiB of small, medium and large blocks
  * (enough for the background purger to start); a second thread frees every
  * fourth block (remote frees, which wait on the owner's pages' remote lists)
- * and the owner frees the rest. Then both block on a condition variable, as
- * pool threads waiting for work do, and nothing calls the allocator. Every
+ * and the owner, after waiting long enough for the purger to visit its heap,
+ * frees the rest, slowly, while the purger looks. Then both block on a
+ * condition variable, as pool threads waiting for work do, and nothing
+ * calls the allocator. Every
  * page the owner used then has all its blocks free, but those freed remotely
  * are still counted in use until the owner takes its remote lists in, which
  * an idle owner never does: before the background purger retired such pages
@@ -13,9 +15,9 @@
  *
  * The main thread watches brisk's committed memory, and the resident set,
  * for up to 5 seconds (the purger's rounds slow to one a second when idle).
- * What may stay is the first page of each small and medium class the owner
- * used (the owner's fast path allocates from it without a lock) and a
- * little of the main thread's: the bound is 8 MiB. The resident set is
+ * What may stay is the first page of the small class the owner used (its
+ * fast path allocates from it without a lock) and a little of the main
+ * thread's: the bound is 8 MiB. The resident set is
  * checked too, except under ThreadSanitizer or AddressSanitizer, whose
  * shadow memory for what was touched stays resident. */
 #include "alloc_api.h"
@@ -58,6 +60,11 @@ static size_t block_size(size_t i) {
   return i < SMALL_COUNT ? SMALL : i < SMALL_COUNT + MEDIUM_COUNT ? MEDIUM : LARGE;
 }
 
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
 static void *owner(void *arg) {
   (void)arg;
   for (size_t i = 0; i < BLOCK_COUNT; i++) {
@@ -67,8 +74,14 @@ static void *owner(void *arg) {
   }
   stage_set(1);
   stage_wait(2);
-  for (size_t i = 0; i < BLOCK_COUNT; i++)
+  /* Idle long enough for the purger to visit this heap, then free slowly,
+   * so that its visits meet frees under way: pages whose last blocks come
+   * back while it looks, some of them the owner's to retire. */
+  sleep_ms(700);
+  for (size_t i = 0; i < BLOCK_COUNT; i++) {
     if (i % 4 != 0) A_FREE(blocks[i]);
+    if (i % 1024 == 0) sleep_ms(1);
+  }
   stage_set(3);
   stage_wait(4); /* idle, alive */
   return NULL;
@@ -93,11 +106,6 @@ static size_t committed(size_t *peak) {
   REQUIRE(A_INFO_GET(&info) == 0);
   if (peak != NULL) *peak = info.committed_peak;
   return info.committed;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
 }
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)

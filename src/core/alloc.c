@@ -85,15 +85,8 @@ void *alloc_locked(heap_t *heap, unsigned size_class) {
   return block;
 }
 
-void *alloc_small(heap_t *heap, size_t size) {
-  unsigned size_class = size_class_of(size);
-  if (class_size[size_class] > SMALL_MAX) return alloc_locked(heap, size_class);
-  page_t *page = heap->queues[size_class].first;
-  if (page != NULL && page->free != NULL) return page_pop(page);
-  return alloc_refilled(heap, size_class);
-}
-
-void *alloc_refilled(heap_t *heap, unsigned size_class) {
+/* alloc_refilled's body, inlined into alloc_small as well. */
+static inline __attribute__((always_inline)) void *refilled(heap_t *heap, unsigned size_class) {
   /* The first page's `free` ran out, but the thread freed blocks into it
    * since: take those, with the page's remote frees. A class whose blocks
    * are allocated and freed in turn (a thread's one string buffer, a node
@@ -123,6 +116,18 @@ void *alloc_refilled(heap_t *heap, unsigned size_class) {
     background_wanted();
   }
   return block;
+}
+
+void *alloc_refilled(heap_t *heap, unsigned size_class) {
+  return refilled(heap, size_class);
+}
+
+void *alloc_small(heap_t *heap, size_t size) {
+  unsigned size_class = size_class_of(size);
+  if (size > SMALL_MAX) return alloc_locked(heap, size_class);
+  page_t *page = heap->queues[size_class].first;
+  if (page != NULL && page->free != NULL) return page_pop(page);
+  return refilled(heap, size_class);
 }
 
 void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {

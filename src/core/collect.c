@@ -39,15 +39,15 @@ void collect_heap(heap_t *heap, bool force) {
 bool collect_idle_pages(heap_t *heap, uint64_t now) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay < 0 || !brief_lock_try(&heap->pages_lock)) return false;
-  size_t found = 0;
-  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE) {
-    uint64_t idle_ms = delay > IDLE_HEAP_MS ? (uint64_t)delay : IDLE_HEAP_MS;
-    bool idle = now >= heap->next_housekeeping_ms + idle_ms;
-    if (idle) free_delayed_release(heap);
-    found = page_release_idle(heap, idle);
+  size_t released = 0;
+  uint64_t idle_ms = delay > IDLE_HEAP_MS ? (uint64_t)delay : IDLE_HEAP_MS;
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE &&
+      now >= heap->next_housekeeping_ms + idle_ms) {
+    free_delayed_release(heap);
+    released = page_release_idle(heap);
   }
   brief_lock_release(&heap->pages_lock);
-  return found != 0;
+  return released != 0;
 }
 
 /* An exiting thread tidies its heap: it takes in the frees other threads

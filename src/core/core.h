@@ -424,11 +424,10 @@ static inline bool heap_class_has_warm(const heap_t *heap, unsigned size_class) 
 INTERNAL void page_retire(heap_t *heap, page_t *page);
 INTERNAL void page_retire_locked(heap_t *heap, page_t *page);
 /* The background purger's part, under pages_lock, in a live heap whose
- * thread has not tidied it lately: the pages whose blocks have all come
- * back, remote frees included, warm pages too, except the first page of a
- * small class. Retires them when retire, else only counts them; returns
- * how many. */
-INTERNAL size_t page_release_idle(heap_t *heap, bool retire);
+ * thread has not tidied it lately: retires the pages whose blocks have all
+ * come back, remote frees included, warm pages too, except the first page
+ * of a small class. Returns how many. */
+INTERNAL size_t page_release_idle(heap_t *heap);
 /* Collects every queued page; retires the empty ones, but keeps a warm page
  * that is its class's only page. force also unpins every warm page (see
  * page.c), retiring those that are empty. */
@@ -554,7 +553,7 @@ INTERNAL void collect_thread_exit(void *heap);
 INTERNAL void collect_abandoned(bool force);
 /* The background purger's visit to a live heap: once its thread has not
  * tidied it for half a second, retires the pages whose blocks have all come
- * back; whether it found any (retired, or to retire on a later visit). */
+ * back; whether it retired any. */
 INTERNAL bool collect_idle_pages(heap_t *heap, uint64_t now);
 /* brisk_collect(): everything, now (after any purger round under way). */
 INTERNAL void collect_all(heap_t *heap);

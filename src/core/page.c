@@ -438,10 +438,13 @@ static bool page_all_back(const page_t *page) {
   uintptr_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
   uint32_t pin = (flags_of(page) & PAGE_WARM) != 0;
-  return __atomic_load_n(&page->used, __ATOMIC_ACQUIRE) == pin + XFREE_COUNT(remote);
+  uint32_t used = __atomic_load_n(&page->used, __ATOMIC_ACQUIRE);
+  /* A count of zero is the owner's free of the last block, on its way to
+   * page_retire (waiting for the lock): that page is the owner's to retire. */
+  return used == pin + XFREE_COUNT(remote) && used != 0;
 }
 
-size_t page_release_idle(heap_t *heap, bool retire) {
+size_t page_release_idle(heap_t *heap) {
   size_t released = 0;
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
     page_queue_t *queue = &heap->queues[size_class];
@@ -452,8 +455,6 @@ size_t page_release_idle(heap_t *heap, bool retire) {
     for (page_t *page = start, *next; page != NULL; page = next) {
       next = page->next;
       if (!page_all_back(page)) continue;
-      released++;
-      if (!retire) continue;
       /* No remote free can come now (every block is free), so the list
        * taken is the one counted. */
       uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
@@ -462,6 +463,7 @@ size_t page_release_idle(heap_t *heap, bool retire) {
       if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
       brisk_assert(page->used == 0);
       retire_from_queue(heap, queue, page);
+      released++;
     }
   }
   return released;
