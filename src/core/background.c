@@ -23,7 +23,11 @@
 enum { IDLE, RUNNING, OFF };
 static _Atomic(int) xstate;
 
+#ifdef BRISK_EAGER_PURGER
+#define ROUND_MIN_MS 1
+#else
 #define ROUND_MIN_MS 50
+#endif
 #define ROUND_MAX_MS 1000
 
 static void purge_idle_heap(heap_t *heap, void *pending) {
@@ -66,7 +70,11 @@ static void background_body(void) {
  * counts address space whose pages were purged or never used: a program with
  * a few threads that each touched a few size classes maps 16 MiB while it
  * holds 2 MiB.) */
+#ifdef BRISK_EAGER_PURGER
+#define BACKGROUND_AFTER OS_PAGE_SIZE
+#else
 #define BACKGROUND_AFTER (4 * SEGMENT_SIZE)
+#endif
 
 void background_wanted(void) {
   if (likely(atomic_load_relaxed(&xstate) != IDLE)) return;

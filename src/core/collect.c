@@ -34,7 +34,11 @@ void collect_heap(heap_t *heap, bool force) {
  * between bursts of work would fault those pages in again after every
  * pause (with the purge delay alone, a pool pausing 50 ms ran 1.7 times
  * slower). Skipped while the thread holds the lock. */
+#ifdef BRISK_EAGER_PURGER
+#define IDLE_HEAP_MS 0 /* the purge delay: see types.h */
+#else
 #define IDLE_HEAP_MS 500
+#endif
 
 bool collect_idle_pages(heap_t *heap, uint64_t now) {
   long delay = option_get(OPTION_PURGE_DELAY);

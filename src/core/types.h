@@ -40,7 +40,14 @@
  *                        false, so every diagnostic branch compiles away.
  *                        Built only to show that with the modes off at run
  *                        time the normal build is as fast.
- * Release builds define neither. */
+ * BRISK_EAGER_PURGER     the background purger at its most eager: it starts
+ *                        with the second thread that allocates, runs its
+ *                        rounds as often as the purge delay allows (not 50 ms
+ *                        apart at least) and visits a live heap once its
+ *                        thread has not tidied it for the purge delay (not
+ *                        half a second), so that its work meets the owners'
+ *                        at every step. Built only for a stress test.
+ * Release builds define none of them. */
 #if defined(BRISK_DEBUG) && defined(BRISK_NO_DIAGNOSTICS)
 #error "BRISK_DEBUG checks the diagnostic paths too: build it with diagnostics"
 #endif
