@@ -49,12 +49,10 @@ void *malloc_past_direct(size_t size, bool zero) {
   if (likely(size - (DIRECT_MAX + 1) < LARGE_MAX - DIRECT_MAX && !diag_counting)) {
     heap_t *heap = heap_current();
     unsigned size_class = size_class_of(size);
-    void *p = NULL;
+    void *p;
     if (size > SMALL_MAX) {
-      if (likely(heap != &heap_empty && heap != &heap_reporting))
-        p = alloc_locked(heap, size_class);
-      else
-        return malloc_slow(size, zero);
+      if (unlikely(heap == &heap_empty || heap == &heap_reporting)) return malloc_slow(size, zero);
+      p = alloc_locked(heap, size_class);
     } else {
       page_t *page = heap->queues[size_class].first;
       if (unlikely(page == NULL)) return malloc_slow(size, zero); /* or not a thread's own heap */

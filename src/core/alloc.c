@@ -27,6 +27,8 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
  * one of its own with room to carve, else a fresh page. Small classes carve
  * at once: their blocks are a fraction of an OS page. */
 static page_t *refill_locked(heap_t *heap, unsigned size_class) {
+  heap->counters.page_refills++;
+  event_note(EVENT_REFILL);
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
@@ -43,8 +45,6 @@ static page_t *refill_locked(heap_t *heap, unsigned size_class) {
 }
 
 static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
-  heap->counters.page_refills++;
-  event_note(EVENT_REFILL);
   maybe_housekeeping(heap);
   brief_lock_acquire(&heap->pages_lock);
   page_t *page = refill_locked(heap, size_class);
@@ -63,11 +63,7 @@ void *alloc_locked(heap_t *heap, unsigned size_class) {
   brief_lock_acquire(&heap->pages_lock);
   page_t *page = heap->queues[size_class].first;
   bool slow = page == NULL || page->free == NULL;
-  if (slow && (page == NULL || !page_collect(page))) {
-    heap->counters.page_refills++;
-    event_note(EVENT_REFILL);
-    page = refill_locked(heap, size_class);
-  }
+  if (slow && (page == NULL || !page_collect(page))) page = refill_locked(heap, size_class);
   void *block = page != NULL ? page_pop(page) : NULL;
   brief_lock_release(&heap->pages_lock);
   if (block == NULL) {
