@@ -84,6 +84,15 @@ void platform_purge(void *p, size_t size) {
 #endif
 }
 
+/* Transparent huge pages: the kernel backs a 2 MiB-aligned range with one
+ * huge page at the first touch when the range is advised (the default
+ * "madvise" mode) or always ("always" mode); "never", or a kernel without
+ * them, refuses the advice, and the range keeps 4 KiB pages. A purge of part
+ * of a huge page splits it. */
+void platform_advise_huge_pages(void *p, size_t size) {
+  madvise(p, size, MADV_HUGEPAGE);
+}
+
 bool platform_release(void *p, size_t size) {
   return munmap(p, size) == 0;
 }

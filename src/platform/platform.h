@@ -71,6 +71,11 @@ void *platform_reserve_aligned(size_t size, size_t alignment, size_t offset);
 bool platform_commit(void *p, size_t size);
 /* Purges [p, p + size) of a reservation (see the states above). */
 void platform_purge(void *p, size_t size);
+/* Asks the OS to back [p, p + size) with huge pages (2 MiB on x86-64) where
+ * it can, so touching it takes one fault per huge page; a hint: nothing
+ * happens where the OS has no such pages for ordinary memory (Windows, whose
+ * large pages need a privilege and cannot be purged). */
+void platform_advise_huge_pages(void *p, size_t size);
 /* Releases a whole reservation (p its start, size its size), or any part
  * [p, p + size) of one when PLATFORM_PARTIAL_RELEASE (Linux); false when it
  * cannot (Windows, for a part: the caller keeps or purges it instead). */

@@ -93,6 +93,11 @@ void platform_purge(void *p, size_t size) {
   VirtualFree(p, size, MEM_DECOMMIT);
 }
 
+void platform_advise_huge_pages(void *p, size_t size) {
+  (void)p;
+  (void)size;
+}
+
 /* MEM_RELEASE takes a reservation's start and releases all of it; for any
  * other address (a tail) it fails, and so does this. */
 bool platform_release(void *p, size_t size) {
