@@ -318,25 +318,40 @@ static bool page_unpin(heap_t *heap, page_t *page) {
   return --page->used == 0;
 }
 
-page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
-  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map);
-  if (page == NULL) return NULL;
-  segment_t *segment = segment_of(page);
+/* Lays a page out for a class, with no block carved yet. */
+static void page_lay_out(page_t *page, unsigned size_class) {
   page->block_size = class_size[size_class];
   page->block_magic = block_magic_of(page->block_size);
   page->block_excess = (uint32_t)(page->block_size * page->block_magic); /* mod 2^64 */
   page->size_class = (uint8_t)size_class;
-  size_t bytes = segment_page_bytes(segment, page, &page->area);
+  size_t bytes = segment_page_bytes(segment_of(page), page, &page->area);
   page->reserved = (uint16_t)(bytes / page->block_size);
   __atomic_store_n(&page->capacity, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&page->carved_limit, 0, __ATOMIC_RELAXED);
-  page->used = 0;
   page->free = NULL;
   page->local_free = NULL;
+}
+
+/* A page taken again by the class it served, still resident, keeps the
+ * blocks it carved on its lists: handing them out needs no carving, which
+ * rewrote every block's link (a program that allocates thousands of blocks
+ * and frees them all, round after round, spent a tenth of its time there). */
+page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
+  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map);
+  if (page == NULL) return NULL;
+  if (!page->blocks_kept || page->size_class != size_class) {
+    page_lay_out(page, size_class);
+  } else if (page->free == NULL) {
+    free_list_takes_freed(page);
+    page->free = page->local_free;
+    page->local_free = NULL;
+  }
+  page->blocks_kept = false;
+  page->used = 0;
   atomic_store_relaxed(&page->xthread_free, 0);
   flags_set(heap, page, PAGE_IN_USE);
   page_pin_if_wanted(heap, page);
-  page_extend(page);
+  if (page->free == NULL) page_extend(page);
   queue_push_front(&heap->queues[size_class], page);
   direct_update(heap, size_class);
   QUEUE_VERIFY(heap, &heap->queues[size_class]);
@@ -370,8 +385,12 @@ void page_unpark(heap_t *heap, page_t *page) {
   QUEUE_VERIFY(heap, &heap->full);
 }
 
+/* Every caller has taken in the page's remote frees, so all the blocks it
+ * carved are on its two lists, and stay there while it is resident. */
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   brisk_assert(!(flags_of(page) & PAGE_WARM));
+  brisk_assert(page->used == 0 && atomic_load_relaxed(&page->xthread_free) == 0);
+  page->blocks_kept = page->block_size <= SMALL_MAX;
   bool was_first = queue->first == page;
   queue_remove(queue, page);
   flags_set(heap, page, 0); /* no longer in use: frees of it take the slow path */
@@ -456,10 +475,9 @@ size_t page_release_idle(heap_t *heap) {
       next = page->next;
       if (!page_all_back(page)) continue;
       /* No remote free can come now (every block is free), so the list
-       * taken is the one counted. */
-      uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
-      brisk_assert(page->used >= XFREE_COUNT(taken));
-      page->used -= XFREE_COUNT(taken);
+       * taken is the one counted; it joins local_free, where a later taker
+       * of the page for this class finds it (blocks_kept). */
+      collect_thread_free(page);
       if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
       brisk_assert(page->used == 0);
       retire_from_queue(heap, queue, page);

@@ -300,6 +300,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
      * and those past this layout's header may hold an earlier layout's
      * descriptors. */
     chosen->zero_from = 0;
+    chosen->blocks_kept = false; /* purged or never used: its lists are gone */
     if (index == 0) {
       segment_page_bytes(segment, chosen, &area);
       uint8_t *zero = (uint8_t *)segment + HEADER_COMMITTED;
