@@ -386,7 +386,8 @@ void page_unpark(heap_t *heap, page_t *page) {
 }
 
 /* Every caller has taken in the page's remote frees, so all the blocks it
- * carved are on its two lists, and stay there while it is resident. */
+ * carved are on its two lists, and stay there while it is resident: a small
+ * page keeps them for its class (blocks_kept). */
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   brisk_assert(!(flags_of(page) & PAGE_WARM));
   brisk_assert(page->used == 0 && atomic_load_relaxed(&page->xthread_free) == 0);

@@ -205,10 +205,11 @@ typedef struct page_s {
   uint8_t size_class;
   _Atomic(uint8_t) xflags;
   uint8_t index; /* position in the segment */
-  /* Free (not in use) and still resident with every block it carved for
-   * size_class on free or local_free, as retiring left it: taken again for
-   * that class, it hands them out without carving. Cleared when it is taken
-   * purged or fresh (segment.c). */
+  /* A small page, free (not in use) and still resident with every block it
+   * carved for size_class on free or local_free, as retiring left it: taken
+   * again for that class, it hands them out without carving. Cleared when
+   * it is taken purged or fresh (segment.c). Medium pages are carved again:
+   * see DESIGN.md, "Pages and size classes". */
   bool blocks_kept;
   /* written by other threads */
   _Alignas(64) _Atomic(uintptr_t) xthread_free;
