@@ -80,11 +80,10 @@ bool memory_extend(void *p, size_t size, size_t new_size) {
 
 void *memory_move_grow(void *p, size_t size, size_t new_size) {
   note_call(&xremaps);
+  /* The mapping moved and grown keeps the advice it had (mremap carries it
+   * over the whole new size). */
   void *moved = platform_move_grow(p, size, new_size, SEGMENT_SIZE);
-  if (moved != NULL) {
-    note_mapped((ptrdiff_t)(new_size - size));
-    advise_huge_pages(moved, new_size);
-  }
+  if (moved != NULL) note_mapped((ptrdiff_t)(new_size - size));
   return moved;
 }
 
