@@ -7,7 +7,11 @@
  * It starts once a second thread has allocated and the process has
  * committed 16 MiB: below that there is little to give back, and the thread
  * costs some 100-200 KiB of resident memory of its own (its stack, and the C
- * library code it runs). A single-threaded program never gets it: it would
+ * library code it runs). Or sooner, once a thread takes up the heap of one
+ * that exited: a program that starts threads as it goes needs it whatever
+ * its size, since without it an exiting thread purges what it leaves, and
+ * the next thread faults it all in again (threads started one or two at a
+ * time ran ten times slower than with it). A single-threaded program never gets it: it would
  * make the program multithreaded, which changes what the C library does for
  * it (a fork from a signal handler is only safe single-threaded); there, and
  * with BRISK_BACKGROUND=0, free memory is instead purged as soon as a heap
@@ -81,7 +85,7 @@ void background_wanted(void) {
   if (heaps_threads_seen() < 2) return;
   brisk_memory_info info;
   memory_info(&info);
-  if (info.committed < BACKGROUND_AFTER) return;
+  if (info.committed < BACKGROUND_AFTER && !heaps_thread_churn()) return;
   int expected = IDLE;
   bool off = !option_get(OPTION_BACKGROUND) || option_get(OPTION_PURGE_DELAY) < 0;
   if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;

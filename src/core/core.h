@@ -486,6 +486,9 @@ INTERNAL void heaps_after_fork(void);
 INTERNAL unsigned heaps_threads_seen(void);
 /* When a thread last took a heap (platform_clock_ms). */
 INTERNAL uint64_t heaps_last_acquire_ms(void);
+/* Whether a thread has taken up the heap of one that exited (since start or
+ * fork): the program starts threads as it goes. */
+INTERNAL bool heaps_thread_churn(void);
 /* The abandoned heaps, under the lock. */
 INTERNAL heap_t *heaps_abandoned_first(void);
 /* Calls visit for every heap ever created (live or abandoned), under the lock. */

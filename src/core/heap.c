@@ -21,6 +21,7 @@ static heap_t *created_first;
 static uint64_t heaps_created, heaps_abandoned;
 static _Atomic(unsigned) xthreads_seen;    /* threads that allocated, since start or fork */
 static _Atomic(uint64_t) xlast_acquire_ms; /* when a thread last took a heap */
+static _Atomic(bool) xthread_churn;        /* a thread took up an exited thread's heap */
 /* Heaps are carved from chunks of table memory. */
 static uint8_t *chunk_next, *chunk_end;
 #define HEAP_CHUNK (256 * KiB)
@@ -44,6 +45,7 @@ unsigned heaps_threads_seen(void) {
 void heaps_after_fork(void) {
   platform_lock_reset(&heaps_mutex);
   atomic_store_relaxed(&xthreads_seen, 1); /* the child's one thread */
+  atomic_store_relaxed(&xthread_churn, false);
   /* The background purger may have been purging this thread's heap. */
   if (heap_current() != &heap_empty) {
     platform_lock_reset(&heap_current()->segments_lock);
@@ -111,9 +113,18 @@ static heap_t *take_up(heap_t *heap) {
 heap_t *heap_acquire(void) {
   heaps_lock();
   heap_t *heap = adopt_locked(NULL);
-  if (heap == NULL) heap = heap_new_locked();
+  bool adopted = heap != NULL;
+  if (!adopted) heap = heap_new_locked();
   heaps_unlock();
-  return heap == NULL ? NULL : take_up(heap);
+  if (heap == NULL) return NULL;
+  /* Threads come and go: the background purger is what lets an exiting
+   * thread leave its pages warm for the next (collect_thread_exit), so the
+   * new thread asks for it at its next refill, however little is committed. */
+  if (adopted && !atomic_load_relaxed(&xthread_churn)) {
+    atomic_store_relaxed(&xthread_churn, true);
+    heap->purger_check_due = true;
+  }
+  return take_up(heap);
 }
 
 bool heap_adopt(heap_t *heap) {
@@ -123,6 +134,10 @@ bool heap_adopt(heap_t *heap) {
   heaps_unlock();
   if (adopted != NULL) take_up(adopted);
   return adopted != NULL;
+}
+
+bool heaps_thread_churn(void) {
+  return atomic_load_relaxed(&xthread_churn);
 }
 
 uint64_t heaps_last_acquire_ms(void) {
