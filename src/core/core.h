@@ -139,6 +139,14 @@ INTERNAL void assert_failed(const char *condition, const char *file, int line)
 DIAG_FLAG(diag_counting);
 /* profile_on: slow-path events are reported to hooks.event. */
 DIAG_FLAG(profile_on);
+/* Whether every free that reaches free_slow must take its long way: a
+ * diagnostic mode counts or profiles frees (set at start-up), or a report is
+ * on its way (set for good by its thread, whose frees are then dropped).
+ * One byte, so that the common remote free tests one thing, not three. */
+INTERNAL extern _Atomic(bool) xfrees_take_long_way;
+static inline bool frees_take_long_way(void) {
+  return atomic_load_relaxed(&xfrees_take_long_way);
+}
 
 typedef enum profile_event {
   EVENT_REFILL,      /* a thread's page for a size class ran dry */

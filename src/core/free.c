@@ -128,6 +128,7 @@ static NOINLINE void free_to_owner(heap_t *heap, heap_t *owner, page_t *page, bl
 /* Frees that need more than a remote push: diagnostics, huge blocks, pages
  * with aligned blocks, and pointers that are no block at all. */
 static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page, void *p) {
+  if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
   if (unlikely(diag_counting)) hooks.before_free(segment, page, p); /* checked mode reports */
   if (unlikely(!segment_map_contains(segment))) free_invalid(NULL, p);
   if (segment->kind == SEGMENT_HUGE) {
@@ -144,12 +145,10 @@ static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page
 /* Shaped for the common case, a block of another live thread's plain page:
  * every call out of it is a tail call, so it saves one register, not four. */
 void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
-  if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
   uint8_t flags;
-  if (unlikely(diag_counting) || unlikely(!segment_map_contains(segment)) ||
-      segment->kind == SEGMENT_HUGE ||
-      ((flags = atomic_load_relaxed(&page->xflags)) & (PAGE_IN_USE | PAGE_HAS_ALIGNED)) !=
-          PAGE_IN_USE) {
+  if (unlikely(frees_take_long_way()) || unlikely(!segment_map_contains(segment)) ||
+      ((flags = atomic_load_relaxed(&page->xflags)) &
+       (PAGE_IN_USE | PAGE_HAS_ALIGNED | PAGE_HUGE)) != PAGE_IN_USE) {
     free_unusual(heap, segment, page, p);
     return;
   }
@@ -163,9 +162,9 @@ void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
     free_invalid(page, p);
   block->cookie = free_cookie();
   heap_t *owner = segment->owner;
-  /* The profile's note of the event is a call: it goes the longer way, so
-   * that this path makes none and needs no stack frame. */
-  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner) && !profile_on))
+  /* With the profile on, frees went the long way above: the note of the
+   * event is a call, and this path makes none and needs no stack frame. */
+  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner)))
     free_remote_push_unnoted(owner, page, block);
   else
     free_to_owner(heap, owner, page, block);

@@ -8,3 +8,4 @@ bool diag_counting;
 bool profile_on;
 #endif
 core_hooks hooks;
+_Atomic(bool) xfrees_take_long_way;

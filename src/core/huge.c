@@ -255,7 +255,8 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   segment->huge_block = size;
   page_t *page = &segment->pages[0];
   page->area = (uint8_t *)segment + offset;
-  atomic_store_relaxed(&page->xflags, PAGE_IN_USE); /* owner tag NULL: frees take free_slow */
+  /* Owner tag NULL: frees take free_slow, whose flag test sends them on to huge_free. */
+  atomic_store_relaxed(&page->xflags, PAGE_IN_USE | PAGE_HUGE);
   memory_note_large_in_use((ptrdiff_t)size);
   return page->area;
 }

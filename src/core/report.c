@@ -113,6 +113,7 @@ static uintptr_t report_end;
 
 void report_begin(void) {
   in_diag_set(true);
+  atomic_store_relaxed(&xfrees_take_long_way, true); /* before its frees go to heap_reporting */
   heap_set_current(&heap_reporting);
   if (atomic_load_acquire(&xreport_next) != 0) return;
   segment_t *region = platform_reserve_aligned(REPORT_REGION, SEGMENT_SIZE, 0);

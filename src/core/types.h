@@ -123,6 +123,7 @@ enum {
   PAGE_HAS_ALIGNED = 4, /* some block was handed out at an interior offset */
   PAGE_DIRTY = 8,       /* free but still resident: purge after the delay */
   PAGE_WARM = 16,       /* its class's warm page: `used` holds one pin (page.c) */
+  PAGE_HUGE = 32,       /* a huge block's page: free_slow's flag test sends it on */
 };
 
 /* xthread_free is one word: the list's first block, how many blocks it

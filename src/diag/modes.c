@@ -9,6 +9,7 @@ void diag_init(void) {
   diag_track_sites(sites);
   diag_counting = sites || option_get(OPTION_STATS) != STATS_OFF;
   profile_on = option_get(OPTION_PROFILE) != 0;
+  atomic_store_relaxed(&xfrees_take_long_way, diag_counting || profile_on);
   hooks.before_free = diag_before_free;
   hooks.event = profile_note_event;
 #endif
