@@ -41,6 +41,7 @@ brisk_windows_test(brisk_stress_mt stress_mt.c stress)
 brisk_windows_test(brisk_thread_churn thread_churn.c stress)
 brisk_windows_test(brisk_windows_diag windows_diag.c diag)
 brisk_windows_test(brisk_windows_thread_exit windows_thread_exit.c stress)
+brisk_windows_test(brisk_thread_reuse thread_reuse.c api)
 # stress again with immediate purging: decommit and recommit under live blocks
 add_test(NAME brisk_stress_mt_purge0_static COMMAND brisk_stress_mt_static)
 set_tests_properties(brisk_stress_mt_purge0_static PROPERTIES LABELS "stress;windows" TIMEOUT 300
