@@ -117,9 +117,10 @@ heap_t *heap_acquire(void) {
   if (!adopted) heap = heap_new_locked();
   heaps_unlock();
   if (heap == NULL) return NULL;
-  /* Threads come and go: the background purger is what lets an exiting
-   * thread leave its pages warm for the next (collect_thread_exit), so the
-   * new thread asks for it at its next refill, however little is committed. */
+  /* Threads come and go: exiting threads leave their pages for the next
+   * ones (collect_thread_exit), and the background purger gives back what
+   * no thread comes for, so the new thread asks for it at its next refill,
+   * however little is committed. */
   if (adopted && !atomic_load_relaxed(&xthread_churn)) {
     atomic_store_relaxed(&xthread_churn, true);
     heap->purger_check_due = true;
