@@ -20,18 +20,24 @@ static inline void *fast_malloc(size_t size) {
   return malloc_slow(size, false);
 }
 
-/* Pushes a block onto a plain page of the calling thread's own heap, once
- * it is sure the pointer is a block brisk handed out and did not get back.
- * Returns whether that was the page's last block: the caller retires it. */
-static inline READS_POINTER_HEADER bool free_local_push(page_t *page, block_t *block) {
-  if (unlikely(!page_is_block_start(page, block, page->carved_limit) ||
-               block->cookie == free_cookie()))
-    free_invalid(page, block);
+/* Pushes a block already checked (see free_local_push) onto a plain page of
+ * the calling thread's own heap. Returns whether that was the page's last
+ * block: the caller retires it. */
+static inline bool page_push_local(page_t *page, block_t *block) {
   block->cookie = free_cookie();
   block->next = page->local_free;
   page->local_free = block;
   brisk_assert(page->used > 0);
   return unlikely(page_used_drop(page));
+}
+
+/* page_push_local, once it is sure the pointer is a block brisk handed out
+ * and did not get back. */
+static inline READS_POINTER_HEADER bool free_local_push(page_t *page, block_t *block) {
+  if (unlikely(!page_is_block_start(page, block, page->carved_limit) ||
+               block->cookie == free_cookie()))
+    free_invalid(page, block);
+  return page_push_local(page, block);
 }
 
 static inline READS_POINTER_HEADER void free_local(heap_t *heap, page_t *page, block_t *block) {

@@ -17,6 +17,12 @@ static void *realloc_copy(const void *p, size_t size, size_t usable) {
   return copy;
 }
 
+/* realloc(NULL, n), as a list grown from nothing starts: malloc's path, not
+ * realloc_slow's frame (out of line so the in-place case keeps its registers). */
+static NOINLINE void *realloc_from_nothing(size_t size) {
+  return fast_malloc(size);
+}
+
 /* Everything but the in-place case, out of line so that case needs no stack
  * frame. */
 static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
@@ -41,17 +47,19 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
   return copy;
 }
 
-/* A block of this thread's plain page (already validated) that must move:
- * the page already says its size, and the old block is freed straight into
- * it unless the allocation changed the page's state. */
+/* A block of this thread's plain page (already checked: brisk_realloc)
+ * that must move: the page already says its size, and the old block goes
+ * straight back onto it, unchecked a second time, unless the allocation
+ * changed the page's state. */
 static NOINLINE READS_POINTER_HEADER void *realloc_move_local(heap_t *heap, page_t *page, void *p,
                                                               size_t size, size_t usable) {
   void *copy = realloc_copy(p, size, usable);
   if (copy == NULL) return NULL; /* the old block stays valid */
-  if (likely(page_is_plain(page, heap)))
-    free_local(heap, page, (block_t *)p);
-  else
+  if (likely(page_is_plain(page, heap))) {
+    if (page_push_local(page, (block_t *)p)) page_retire(heap, page);
+  } else {
     brisk_free(p);
+  }
   return copy;
 }
 
@@ -72,6 +80,7 @@ READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
       return realloc_move_local(heap, page, p, size, usable);
     }
   }
+  if (p == NULL) return realloc_from_nothing(size);
   return realloc_slow(p, size);
 }
 
