@@ -17,12 +17,6 @@ static void *realloc_copy(const void *p, size_t size, size_t usable) {
   return copy;
 }
 
-/* realloc(NULL, n), as a list grown from nothing starts: malloc's path, not
- * realloc_slow's frame (out of line so the in-place case keeps its registers). */
-static NOINLINE void *realloc_from_nothing(size_t size) {
-  return fast_malloc(size);
-}
-
 /* Everything but the in-place case, out of line so that case needs no stack
  * frame. */
 static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
@@ -80,7 +74,10 @@ READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
       return realloc_move_local(heap, page, p, size, usable);
     }
   }
-  if (p == NULL) return realloc_from_nothing(size);
+  /* realloc(NULL, n), as a list grown from nothing starts: malloc itself,
+   * not realloc_slow's frame (a call, so the in-place case keeps its
+   * registers). */
+  if (p == NULL) return brisk_malloc(size);
   return realloc_slow(p, size);
 }
 
