@@ -83,16 +83,25 @@ void collect_thread_exit(void *arg) {
   brief_lock_release(&heap->pages_lock);
 }
 
-/* A background sweep (force false) gives up when another thread holds the
- * lock. */
+/* A sweep that is not forced (housekeeping, the background purger, a
+ * refill about to map a segment) gives up when another thread holds the
+ * lock, and leaves alone a heap abandoned within the purge delay: while
+ * threads come and go the next thread takes it up within that time, and
+ * tidying it first retired its warm pages and sent its empty segments
+ * through the process-wide cache, too small for a wave of exiting threads,
+ * so the next ones mapped and faulted in fresh segments (4000 threads, 8 at
+ * a time, on 16 cores: slower than glibc with five times its page faults). */
 void collect_abandoned(bool force) {
   if (force)
     heaps_lock();
   else if (!heaps_try_lock())
     return;
   uint64_t now = platform_clock_ms();
+  long delay = option_get(OPTION_PURGE_DELAY);
+  uint64_t settle_ms = force || delay <= 0 ? 0 : (uint64_t)delay;
   for (heap_t *heap = heaps_abandoned_first(); heap != NULL; heap = heap->next_abandoned) {
-    if (!heap_claim(heap)) continue; /* a thread is freeing into it: next time */
+    if (now < heap->abandoned_ms + settle_ms) continue; /* a thread may come for it */
+    if (!heap_claim(heap)) continue;                    /* a thread is freeing into it: next time */
     collect_pages(heap, true);
     segment_purge_expired(heap, now, force);
     heap_unclaim(heap);

@@ -147,6 +147,7 @@ uint64_t heaps_last_acquire_ms(void) {
 
 void heap_abandon(heap_t *heap) {
   if (heap_current() == heap) heap_set_current(&heap_empty);
+  heap->abandoned_ms = platform_clock_ms();
   heaps_lock();
   heap->next_abandoned = abandoned_first;
   store_publish(&abandoned_first, heap);

@@ -296,6 +296,7 @@ typedef struct heap_s {
   uint64_t next_housekeeping_ms;
   bool purger_check_due; /* a refill went as far as mapping: is the purger wanted? */
   struct heap_s *next_abandoned;
+  uint64_t abandoned_ms;       /* when its thread exited: sweeps leave it alone a while */
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
