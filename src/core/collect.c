@@ -90,7 +90,7 @@ void collect_thread_exit(void *arg) {
  * tidying it first retired its warm pages and sent its empty segments
  * through the process-wide cache, too small for a wave of exiting threads,
  * so the next ones mapped and faulted in fresh segments (4000 threads, 8 at
- * a time, on 16 cores: slower than glibc with five times its page faults). */
+ * a time: 94 segments mapped and 44,000 page faults, against 31 and 26,000). */
 void collect_abandoned(bool force) {
   if (force)
     heaps_lock();
