@@ -234,7 +234,7 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   /* Resident while the cache is nearly empty; past that, purged now unless
    * the background purger will see to it after the delay. */
   long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay == 0 || (memory_purge_eagerly() && cache.count >= CACHE_RESIDENT_MAX))
+  if (delay == 0 || (memory_purge_eagerly() && span_cache_count(&cache) >= CACHE_RESIDENT_MAX))
     segment_purge_all(segment);
   if (segment->dirty_mask != 0) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)

@@ -23,6 +23,13 @@ static segment_t *take_oldest(span_cache *cache) {
   return oldest;
 }
 
+size_t span_cache_count(span_cache *cache) {
+  lock_acquire(&cache->lock);
+  size_t count = cache->count;
+  lock_release(&cache->lock);
+  return count;
+}
+
 segment_t *span_cache_push(span_cache *cache, segment_t *segment, uint64_t now,
                            size_t byte_budget) {
   segment->freed_ms = now;
