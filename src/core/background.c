@@ -49,7 +49,9 @@ static bool background_round(void) {
   memory_os_calls(&maps_before, &unmaps_before, &purges_before, &remaps);
   bool pending = false;
   collect_abandoned(false);
-  heaps_visit(purge_idle_heap, &pending);
+  /* Not under the heaps' lock: a round's purges (system calls) held up
+   * every thread that started or exited meanwhile. */
+  heaps_visit_unlocked(purge_idle_heap, &pending);
   uint64_t now = platform_clock_ms();
   segment_cache_collect(now, false);
   huge_cache_collect(now, false);

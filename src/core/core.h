@@ -503,6 +503,10 @@ INTERNAL bool heaps_thread_churn(void);
 INTERNAL heap_t *heaps_abandoned_first(void);
 /* Calls visit for every heap ever created (live or abandoned), under the lock. */
 INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
+/* The same without the lock, for a visit that takes nothing but each heap's
+ * own locks, and only tries those: threads that start or exit meanwhile
+ * need the lock. A heap created meanwhile may be missed. */
+INTERNAL void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 
 /* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
