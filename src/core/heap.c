@@ -160,19 +160,18 @@ heap_t *heaps_abandoned_first(void) {
   return abandoned_first;
 }
 
-void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg) {
-  heaps_lock();
-  for (heap_t *heap = created_first; heap != NULL; heap = heap->next_created)
-    visit(heap, arg);
-  heaps_unlock();
-}
-
 /* The list only grows, by one publishing store of a heap made whole before
  * it, and heaps are never unmapped, so it can be walked without the lock. */
 void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg) {
   for (heap_t *heap = __atomic_load_n(&created_first, __ATOMIC_ACQUIRE); heap != NULL;
        heap = heap->next_created)
     visit(heap, arg);
+}
+
+void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg) {
+  heaps_lock();
+  heaps_visit_unlocked(visit, arg);
+  heaps_unlock();
 }
 
 void heaps_count(uint64_t *created, uint64_t *abandoned) {
