@@ -290,8 +290,8 @@ typedef struct span_cache {
   size_t capacity;   /* most segments kept */
   bool evict_oldest; /* when full: drop the oldest to make room (else refuse) */
 } span_cache;
-/* How many segments it holds, under its lock. */
-INTERNAL size_t span_cache_count(span_cache *cache);
+/* How many of its segments pass counted, under its lock. */
+INTERNAL size_t span_cache_count(span_cache *cache, bool (*counted)(const segment_t *segment));
 /* Adds segment (stamped now) and keeps at most byte_budget bytes; returns the
  * segments that did not fit, linked by next (the oldest ones, or segment
  * itself when the cache refuses), or NULL. */

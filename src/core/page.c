@@ -215,6 +215,8 @@ static void page_extend(page_t *page) {
   /* Remote freers read both to validate their pointers. */
   __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
   __atomic_store_n(&page->carved_limit, (uint64_t)capacity * page->block_excess, __ATOMIC_RELAXED);
+  uint32_t carved_end = capacity * page->block_size;
+  if (carved_end > page->written_end) page->written_end = carved_end;
 }
 
 /* ---- page life: fresh, parked, retired ------------------------------------------- */

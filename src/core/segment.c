@@ -1,8 +1,8 @@
 /* Segments: SEGMENT_SIZE-aligned mappings cut into pages of one size (small,
  * medium or large), owned by a heap. A heap lists its segments that still
- * have a free page; a segment whose pages are all free goes to a small
- * process-wide cache, where it is purged after the delay and unmapped when
- * the cache is full. */
+ * have a free page; a segment whose pages are all free goes to a
+ * process-wide cache, where it is purged after the delay (at once past a few
+ * resident ones) and unmapped when the cache is full. */
 #include "core.h"
 
 #include <string.h>
@@ -14,14 +14,29 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
     [SEGMENT_HUGE] = HUGE_PAGE_SHIFT,
 };
 
-/* Whole free segments, for any heap; the one that does not fit is unmapped. */
-static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 8, .evict_oldest = false};
+/* Whole free segments, for any heap; the one that does not fit is unmapped.
+ * Past the few kept resident (below) a cached segment is purged and costs
+ * address space only. When the cache held 8 in all, expired and purged ones
+ * filled it, and every resident segment freed after them was unmapped: a
+ * pool whose threads free a few hundred megabytes at the end of each burst
+ * faulted all of it in again at the next (the thread pool of BENCHMARKS.md,
+ * 0.297 against 0.193 s now at 2 threads). */
+static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = false};
 
+/* Cached segments left resident until the purge delay has passed, as many as
+ * the cache held in all before it grew; the rest are purged as they come in,
+ * so that threads freeing many segments at once hold no more resident. */
+#define CACHE_RESIDENT_BACKGROUND 8
 /* Without the background purger (a single-threaded program, or
  * BRISK_BACKGROUND=0) a program that frees memory and goes quiet would keep
  * whatever the delay had not purged yet; these bound it. */
 #define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
 #define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
+/* A page's unused tail smaller than this stays resident. Such tails are
+ * found only on the 4 MiB pages of the largest blocks; on smaller pages the
+ * next use most often wants the tail again, and purging every tail of 16 KiB
+ * or more made 4000 short-lived threads run 8% slower for their faults. */
+#define TAIL_PURGE_MIN (1 * MiB)
 
 void segment_cache_after_fork(void) {
   span_cache_after_fork(&cache);
@@ -117,8 +132,11 @@ static void segment_purge_all(segment_t *segment) {
   size_t bytes = dirty_bytes(segment);
   if (bytes == 0) return;
   segment->dirty_mask = 0;
-  for (uint16_t i = 0; i < segment->page_count; i++)
+  for (uint16_t i = 0; i < segment->page_count; i++) {
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
+    segment->pages[i].written_end = 0;
+    segment->pages[i].tail_purged = false;
+  }
   memory_note_committed(-(ptrdiff_t)bytes);
   size_t keep = header_os_bytes(segment);
   memory_purge((uint8_t *)segment + keep, segment->size - keep);
@@ -226,15 +244,21 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_c
   return segment;
 }
 
+static bool segment_is_resident(const segment_t *segment) {
+  return segment->dirty_mask != 0;
+}
+
 /* A segment with no page in use leaves its heap for the cache. */
 static void segment_release(heap_t *heap, segment_t *segment) {
   if (segment->listed) list_remove(&heap->segments[segment->kind], segment);
   heap->dirty_bytes -= dirty_bytes(segment);
   segment->owner = NULL;
-  /* Resident while the cache is nearly empty; past that, purged now unless
-   * the background purger will see to it after the delay. */
+  /* Resident while the cache holds few resident ones (the purge delay, or
+   * the next heap to take it, sees to them); past that, purged now. */
   long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay == 0 || (memory_purge_eagerly() && span_cache_count(&cache) >= CACHE_RESIDENT_MAX))
+  size_t resident_max = memory_purge_eagerly() ? CACHE_RESIDENT_MAX : CACHE_RESIDENT_BACKGROUND;
+  if (delay == 0 || (segment_is_resident(segment) &&
+                     span_cache_count(&cache, segment_is_resident) >= resident_max))
     segment_purge_all(segment);
   if (segment->dirty_mask != 0) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
@@ -289,6 +313,13 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
     chosen->zero_from = UINT32_MAX;
+    if (chosen->tail_purged) {
+      uint8_t *area;
+      size_t bytes = segment_page_bytes(segment, chosen, &area);
+      uint8_t *tail = (uint8_t *)align_up((uintptr_t)area + chosen->written_end, OS_PAGE_SIZE);
+      if (!memory_commit(tail, (size_t)(area + bytes - tail))) return NULL;
+      chosen->tail_purged = false;
+    }
   } else {
     uint8_t *start, *area;
     size_t size;
@@ -300,6 +331,8 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
      * and those past this layout's header may hold an earlier layout's
      * descriptors. */
     chosen->zero_from = 0;
+    chosen->written_end = 0;
+    chosen->tail_purged = false;
     chosen->blocks_kept = false; /* purged or never used: its lists are gone */
     if (index == 0) {
       segment_page_bytes(segment, chosen, &area);
@@ -321,7 +354,29 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
 
 static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
 
+/* A page coming back free purges the part of its memory that an earlier use
+ * wrote and its last use did not reach. Taken again, a free resident page
+ * is carved from its start, by its own class or another, so that part would
+ * stay resident unused: a pool whose bursts ask for a different mix of
+ * sizes each time grew by what every page's largest use ever had written.
+ * Not with huge pages, which a partial purge would split, nor when free
+ * memory is to stay resident (BRISK_PURGE_DELAY=never). */
+static void purge_unused_tail(segment_t *segment, page_t *page) {
+  uint32_t used_end = page->capacity * page->block_size;
+  if (page->written_end < used_end + TAIL_PURGE_MIN || option_get(OPTION_HUGE_PAGES) ||
+      option_get(OPTION_PURGE_DELAY) < 0)
+    return;
+  uint8_t *area;
+  segment_page_bytes(segment, page, &area);
+  uint8_t *from = (uint8_t *)align_up((uintptr_t)area + used_end, OS_PAGE_SIZE);
+  uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, OS_PAGE_SIZE);
+  page->written_end = (uint32_t)(from - area);
+  page->tail_purged = true; /* before the purge: see purge_segment_expired */
+  memory_purge(from, (size_t)(to - from));
+}
+
 void segment_page_free(heap_t *heap, page_t *page) {
+  purge_unused_tail(segment_of(page), page); /* not yet free: nobody else looks at it */
   lock_acquire(&heap->segments_lock);
   segment_t *segment = segment_of(page);
   brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
@@ -379,6 +434,8 @@ static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now
      * takes for resident that is not. */
     segment->dirty_mask &= ~((uint64_t)1 << i);
     atomic_store_relaxed(&page->xflags, 0);
+    page->written_end = 0;
+    page->tail_purged = false;
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
   }
 }

@@ -23,9 +23,11 @@ static segment_t *take_oldest(span_cache *cache) {
   return oldest;
 }
 
-size_t span_cache_count(span_cache *cache) {
+size_t span_cache_count(span_cache *cache, bool (*counted)(const segment_t *segment)) {
   lock_acquire(&cache->lock);
-  size_t count = cache->count;
+  size_t count = 0;
+  for (segment_t *segment = cache->first; segment != NULL; segment = segment->next)
+    count += counted(segment);
   lock_release(&cache->lock);
   return count;
 }

@@ -214,9 +214,16 @@ typedef struct page_s {
   bool blocks_kept;
   /* written by other threads */
   _Alignas(64) _Atomic(uintptr_t) xthread_free;
-  /* A fourth line of padding makes a descriptor 256 bytes, so the fast path
-   * finds it with one shift (page index << 8). */
-  _Alignas(64) uint8_t padding[64];
+  /* A fourth line, touched only as a page comes and goes, makes a descriptor
+   * 256 bytes, so the fast path finds it with one shift (page index << 8). */
+  /* Bytes past `area` written since the page's memory was last purged or
+   * fresh: how far it may be resident. Carving raises it; a page that comes
+   * back free purges what lies past its last use's blocks (segment.c). */
+  _Alignas(64) uint32_t written_end;
+  /* That purge left the part past written_end purged on a page counted
+   * resident: it is committed again before the page is used. */
+  bool tail_purged;
+  uint8_t padding[59];
 } page_t;
 #define PAGE_DESCRIPTOR_SHIFT 8
 _Static_assert(sizeof(page_t) == (1 << PAGE_DESCRIPTOR_SHIFT), "page descriptors are 256 bytes");
