@@ -132,11 +132,8 @@ static void segment_purge_all(segment_t *segment) {
   size_t bytes = dirty_bytes(segment);
   if (bytes == 0) return;
   segment->dirty_mask = 0;
-  for (uint16_t i = 0; i < segment->page_count; i++) {
+  for (uint16_t i = 0; i < segment->page_count; i++)
     atomic_store_relaxed(&segment->pages[i].xflags, 0);
-    segment->pages[i].written_end = 0;
-    segment->pages[i].tail_purged = false;
-  }
   memory_note_committed(-(ptrdiff_t)bytes);
   size_t keep = header_os_bytes(segment);
   memory_purge((uint8_t *)segment + keep, segment->size - keep);
@@ -260,7 +257,7 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   if (delay == 0 || (segment_is_resident(segment) &&
                      span_cache_count(&cache, segment_is_resident) >= resident_max))
     segment_purge_all(segment);
-  if (segment->dirty_mask != 0) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
+  if (segment_is_resident(segment)) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
     segment_unmap(segment);
 }
@@ -331,7 +328,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
      * and those past this layout's header may hold an earlier layout's
      * descriptors. */
     chosen->zero_from = 0;
-    chosen->written_end = 0;
+    chosen->written_end = 0; /* the only reset: a purged page is dirty again only once taken */
     chosen->tail_purged = false;
     chosen->blocks_kept = false; /* purged or never used: its lists are gone */
     if (index == 0) {
@@ -376,9 +373,9 @@ static void purge_unused_tail(segment_t *segment, page_t *page) {
 }
 
 void segment_page_free(heap_t *heap, page_t *page) {
-  purge_unused_tail(segment_of(page), page); /* not yet free: nobody else looks at it */
-  lock_acquire(&heap->segments_lock);
   segment_t *segment = segment_of(page);
+  purge_unused_tail(segment, page); /* not yet free: nobody else looks at it */
+  lock_acquire(&heap->segments_lock);
   brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
   page->retired_ms = platform_clock_ms();
@@ -434,8 +431,6 @@ static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now
      * takes for resident that is not. */
     segment->dirty_mask &= ~((uint64_t)1 << i);
     atomic_store_relaxed(&page->xflags, 0);
-    page->written_end = 0;
-    page->tail_purged = false;
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
   }
 }
