@@ -26,15 +26,20 @@ int main(void) {
   CHECK_MSG(small != larger, "40 KiB took the 100 KiB block at %p", larger);
   CHECK(A_USABLE_SIZE(small) < 48 * KIB);
 
-  /* Never a smaller class: 100 KiB does not take a free 90 KiB block. */
+  /* Never a smaller class: 100 KiB does not take a free 90 KiB block. The
+   * free 100 KiB block is taken first, so that 90 KiB gets its own class's. */
+  void *held = A_MALLOC(100 * KIB);
+  REQUIRE(held != NULL);
   void *own = A_MALLOC(90 * KIB);
   REQUIRE(own != NULL);
+  REQUIRE(A_USABLE_SIZE(own) < 100 * KIB); /* else the check below shows nothing */
   A_FREE(own);
   void *bigger = A_MALLOC(100 * KIB);
   CHECK_MSG(bigger != own, "100 KiB took the smaller free block at %p", own);
   CHECK(A_USABLE_SIZE(bigger) >= 100 * KIB);
 
   A_FREE(small);
+  A_FREE(held);
   A_FREE(bigger);
   CHECK(A_HEAP_CHECK() == 0);
   return test_finish();

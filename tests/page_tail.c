@@ -5,10 +5,10 @@
  * as its largest burst had ever written.
  *
  * One 4 MiB page of 320 KiB blocks: filled whole, freed, used again for one
- * block (the carving takes four) and freed; the part past those four blocks
- * must then no longer be resident (mincore). Filled whole once more, the
- * page must hand out writable blocks past it: the debug build keeps purged
- * memory inaccessible, so a missing commit faults there.
+ * block (blocks this large are carved one at a time) and freed; the part
+ * past that block must then no longer be resident (mincore). Filled whole
+ * once more, the page must hand out writable blocks past it: the debug
+ * build keeps purged memory inaccessible, so a missing commit faults there.
  *
  * Run with BRISK_PURGE_DELAY=60s (see CMakeLists.txt): nothing else may
  * purge the page or the cached segment while the test looks at them. */
@@ -64,9 +64,9 @@ int main(void) {
   size_t full = fill_page();
   REQUIRE(full >= 8); /* else the page is not the one the test means */
   uint8_t *first = blocks[0];
-  /* Past the four blocks one carving takes, from the OS page after the
-   * fourth block's last byte (the page's blocks start past its header). */
-  uint8_t *tail = (uint8_t *)(((uintptr_t)first + 4 * BLOCK + 4095) & ~(uintptr_t)4095);
+  /* Past the one block, from the OS page after its last byte (the page's
+   * blocks start past its header). */
+  uint8_t *tail = (uint8_t *)(((uintptr_t)first + BLOCK + 4095) & ~(uintptr_t)4095);
   size_t tail_bytes = (size_t)(first + full * BLOCK - tail);
   CHECK(resident_pages(tail, tail_bytes) * 4096 >= tail_bytes); /* written whole */
   free_all(full);

@@ -1,8 +1,9 @@
 /* Segments: SEGMENT_SIZE-aligned mappings cut into pages of one size (small,
  * medium or large), owned by a heap. A heap lists its segments that still
  * have a free page; a segment whose pages are all free goes to a
- * process-wide cache, where it is purged after the delay (at once past a few
- * resident ones) and unmapped when the cache is full. */
+ * process-wide cache, where it is purged after the delay (without the
+ * background purger, at once past a few resident ones) and unmapped when the
+ * cache is full. */
 #include "core.h"
 
 #include <string.h>
@@ -15,28 +16,30 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
 };
 
 /* Whole free segments, for any heap; the one that does not fit is unmapped.
- * Past the few kept resident (below) a cached segment is purged and costs
- * address space only. When the cache held 8 in all, expired and purged ones
- * filled it, and every resident segment freed after them was unmapped: a
- * pool whose threads free a few hundred megabytes at the end of each burst
- * faulted all of it in again at the next (the thread pool of BENCHMARKS.md,
- * 0.297 against 0.193 s now at 2 threads). */
+ * A cached segment stays resident for the purge delay and is then purged,
+ * costing address space only. When the cache held 8 in all, expired and
+ * purged ones filled it, and every resident segment freed after them was
+ * unmapped: a pool whose threads free a few hundred megabytes at the end of
+ * each burst faulted all of it in again at the next (the thread pool of
+ * BENCHMARKS.md, 0.297 against 0.193 s at 2 threads). */
 static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = false};
 
-/* Cached segments left resident until the purge delay has passed, as many as
- * the cache held in all before it grew; the rest are purged as they come in,
- * so that threads freeing many segments at once hold no more resident. */
-#define CACHE_RESIDENT_BACKGROUND 8
 /* Without the background purger (a single-threaded program, or
  * BRISK_BACKGROUND=0) a program that frees memory and goes quiet would keep
- * whatever the delay had not purged yet; these bound it. */
+ * whatever the delay had not purged yet; these bound it. With the purger,
+ * nothing does: a cached segment waits the delay whatever the others hold.
+ * Purging all but 8 as they came in made a pool that frees a hundred
+ * megabytes between bursts 50 ms apart fault most of it in again at the
+ * next burst (with large blocks carved one at a time, page.c, 0.199
+ * against 0.161 s at 2 threads, the peak 3 MB lower). */
 #define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
 #define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
-/* A page's unused tail smaller than this stays resident. Such tails are
- * found only on the 4 MiB pages of the largest blocks; on smaller pages the
- * next use most often wants the tail again, and purging every tail of 16 KiB
- * or more made 4000 short-lived threads run 8% slower for their faults. */
-#define TAIL_PURGE_MIN (1 * MiB)
+/* Only the 4 MiB pages of the largest blocks (SEGMENT_LARGE) have their
+ * unused tail purged, from this size on: a page of smaller blocks is most
+ * often wanted whole again by its next use, and purging tails of 16 KiB or
+ * more on every page made 4000 short-lived threads run 8% slower for their
+ * faults (64 KiB on the 512 KiB pages: 7%). */
+#define TAIL_PURGE_MIN (256 * KiB)
 
 void segment_cache_after_fork(void) {
   span_cache_after_fork(&cache);
@@ -250,12 +253,11 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   if (segment->listed) list_remove(&heap->segments[segment->kind], segment);
   heap->dirty_bytes -= dirty_bytes(segment);
   segment->owner = NULL;
-  /* Resident while the cache holds few resident ones (the purge delay, or
-   * the next heap to take it, sees to them); past that, purged now. */
+  /* Resident until the purge delay (or the next heap to take it) sees to it;
+   * without the purger, only while the cache holds few resident ones. */
   long delay = option_get(OPTION_PURGE_DELAY);
-  size_t resident_max = memory_purge_eagerly() ? CACHE_RESIDENT_MAX : CACHE_RESIDENT_BACKGROUND;
-  if (delay == 0 || (segment_is_resident(segment) &&
-                     span_cache_count(&cache, segment_is_resident) >= resident_max))
+  if (delay == 0 || (memory_purge_eagerly() && segment_is_resident(segment) &&
+                     span_cache_count(&cache, segment_is_resident) >= CACHE_RESIDENT_MAX))
     segment_purge_all(segment);
   if (segment_is_resident(segment)) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
@@ -360,8 +362,8 @@ static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
  * memory is to stay resident (BRISK_PURGE_DELAY=never). */
 static void purge_unused_tail(segment_t *segment, page_t *page) {
   uint32_t used_end = page->capacity * page->block_size;
-  if (page->written_end < used_end + TAIL_PURGE_MIN || option_get(OPTION_HUGE_PAGES) ||
-      option_get(OPTION_PURGE_DELAY) < 0)
+  if (segment->kind != SEGMENT_LARGE || page->written_end < used_end + TAIL_PURGE_MIN ||
+      option_get(OPTION_HUGE_PAGES) || option_get(OPTION_PURGE_DELAY) < 0)
     return;
   uint8_t *area;
   segment_page_bytes(segment, page, &area);
