@@ -1,0 +1,122 @@
+/* With the background purger running, a segment that comes back free waits
+ * the purge delay resident in the cache, however many others came back with
+ * it, so that a pool which frees a hundred megabytes at the end of a burst
+ * finds them resident at the next. The cache used to purge every segment
+ * past the eighth as it came in, and the pool faulted most of its memory in
+ * again after every pause.
+ *
+ * A thread fills SEGMENTS segments with 1 KiB blocks, writing every one,
+ * waits for the purger to have started (a thread of brisk's own, named
+ * brisk-purge), and frees them all. Every segment must then
+ * still be resident (mincore); two may be short of it (the heap's warm
+ * page, the segment with the blocks the wait allocated).
+ *
+ * Run with BRISK_PURGE_DELAY=60s (see CMakeLists.txt): nothing may expire
+ * while the test looks. */
+#include "alloc_api.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KIB ((size_t)1024)
+#define SEGMENT (4096 * KIB)
+#define SEGMENTS 24
+#define BLOCK KIB
+#define MAX_BLOCKS (SEGMENTS * (SEGMENT / BLOCK))
+
+static void *blocks[MAX_BLOCKS];
+static uintptr_t segments[SEGMENTS + 1];
+static size_t block_count, segment_count;
+
+/* Whether brisk's purger thread runs: it is named brisk-purge. */
+static bool purger_running(void) {
+  DIR *tasks = opendir("/proc/self/task");
+  REQUIRE(tasks != NULL);
+  bool found = false;
+  for (struct dirent *task; !found && (task = readdir(tasks)) != NULL;) {
+    char path[300], name[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", task->d_name);
+    FILE *comm = fopen(path, "r");
+    if (comm == NULL) continue; /* "." and ".." */
+    found = fgets(name, sizeof name, comm) != NULL && strncmp(name, "brisk-purge", 11) == 0;
+    fclose(comm);
+  }
+  closedir(tasks);
+  return found;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* Resident share of a segment, in percent. */
+static size_t resident_percent(uintptr_t segment) {
+  static unsigned char vec[SEGMENT / 4096];
+  size_t os_page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t count = SEGMENT / os_page;
+  REQUIRE(count <= sizeof vec);
+  REQUIRE(mincore((void *)segment, SEGMENT, vec) == 0);
+  size_t resident = 0;
+  for (size_t i = 0; i < count; i++)
+    resident += vec[i] & 1;
+  return resident * 100 / count;
+}
+
+static void *pool_thread(void *arg) {
+  (void)arg;
+  while (block_count < MAX_BLOCKS) {
+    void *p = A_MALLOC(BLOCK);
+    REQUIRE(p != NULL);
+    memset(p, 0x5A, BLOCK);
+    uintptr_t segment = (uintptr_t)p & ~(uintptr_t)(SEGMENT - 1);
+    bool seen = false;
+    for (size_t s = 0; s < segment_count; s++)
+      seen |= segments[s] == segment;
+    if (!seen) {
+      if (segment_count == SEGMENTS) { /* all filled: this one is not counted */
+        A_FREE(p);
+        break;
+      }
+      segments[segment_count++] = segment;
+    }
+    blocks[block_count++] = p;
+  }
+  /* The purger starts inside an allocation once 16 MiB are committed. */
+  int waited_ms = 0;
+  while (!purger_running() && waited_ms < 5000) {
+    A_FREE(A_MALLOC(BLOCK));
+    sleep_ms(10);
+    waited_ms += 10;
+  }
+  REQUIRE(segment_count == SEGMENTS); /* else the test shows nothing */
+  REQUIRE(purger_running());
+  for (size_t i = 0; i < block_count; i++)
+    A_FREE(blocks[i]);
+
+  size_t resident = 0;
+  for (size_t s = 0; s < segment_count; s++)
+    resident += resident_percent(segments[s]) >= 90;
+  CHECK_MSG(resident >= SEGMENTS - 2, "%zu of %d freed segments still resident", resident,
+            SEGMENTS);
+  return NULL;
+}
+
+int main(void) {
+  api_init();
+  void *first = A_MALLOC(16); /* the main thread allocates too, as the purger waits for */
+  REQUIRE(first != NULL);
+  pthread_t thread;
+  REQUIRE(pthread_create(&thread, NULL, pool_thread, NULL) == 0);
+  REQUIRE(pthread_join(thread, NULL) == 0);
+  A_FREE(first);
+  CHECK(A_HEAP_CHECK() == 0);
+  return test_finish();
+}
