@@ -353,13 +353,14 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
 
 static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
 
-/* A page coming back free purges the part of its memory that an earlier use
- * wrote and its last use did not reach. Taken again, a free resident page
- * is carved from its start, by its own class or another, so that part would
- * stay resident unused: a pool whose bursts ask for a different mix of
- * sizes each time grew by what every page's largest use ever had written.
- * Not with huge pages, which a partial purge would split, nor when free
- * memory is to stay resident (BRISK_PURGE_DELAY=never). */
+/* A page of the largest blocks coming back free purges the part of its
+ * memory that an earlier use wrote and its last use did not reach, from
+ * TAIL_PURGE_MIN on. Taken again, a free resident page is carved from its
+ * start, by its own class or another, so that part would stay resident
+ * unused: a pool whose bursts ask for a different mix of sizes each time
+ * grew by what every page's largest use ever had written. Not with huge
+ * pages, which a partial purge would split, nor when free memory is to stay
+ * resident (BRISK_PURGE_DELAY=never). */
 static void purge_unused_tail(segment_t *segment, page_t *page) {
   uint32_t used_end = page->capacity * page->block_size;
   if (segment->kind != SEGMENT_LARGE || page->written_end < used_end + TAIL_PURGE_MIN ||
