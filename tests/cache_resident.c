@@ -21,9 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #define KIB ((size_t)1024)
 #define SEGMENT (4096 * KIB)
@@ -59,15 +57,7 @@ static void sleep_ms(long ms) {
 
 /* Resident share of a segment, in percent. */
 static size_t resident_percent(uintptr_t segment) {
-  static unsigned char vec[SEGMENT / 4096];
-  size_t os_page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t count = SEGMENT / os_page;
-  REQUIRE(count <= sizeof vec);
-  REQUIRE(mincore((void *)segment, SEGMENT, vec) == 0);
-  size_t resident = 0;
-  for (size_t i = 0; i < count; i++)
-    resident += vec[i] & 1;
-  return resident * 100 / count;
+  return test_resident_pages((void *)segment, SEGMENT) * test_page_size() * 100 / SEGMENT;
 }
 
 static void *pool_thread(void *arg) {

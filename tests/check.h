@@ -18,6 +18,8 @@
 #include <windows.h>
 #include <psapi.h>
 #else
+#include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #endif
 
@@ -179,6 +181,22 @@ static inline size_t test_status_bytes(const char *key) {
   }
   fclose(f);
   return v;
+}
+
+/* How many OS pages of [p, p + size) are resident (mincore). */
+static inline size_t test_resident_pages(const void *p, size_t size) {
+  size_t os_page = test_page_size(), resident = 0;
+  uintptr_t at = (uintptr_t)p & ~(uintptr_t)(os_page - 1);
+  uintptr_t end = ((uintptr_t)p + size + os_page - 1) & ~(uintptr_t)(os_page - 1);
+  unsigned char vec[256];
+  while (at < end) {
+    size_t pages = (end - at) / os_page < sizeof vec ? (end - at) / os_page : sizeof vec;
+    REQUIRE(mincore((void *)at, pages * os_page, vec) == 0);
+    for (size_t i = 0; i < pages; i++)
+      resident += vec[i] & 1;
+    at += pages * os_page;
+  }
+  return resident;
 }
 #endif
 

@@ -15,8 +15,6 @@
 #include "alloc_api.h"
 
 #include <stdint.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define KIB ((size_t)1024)
 #define SEGMENT (4096 * KIB)
@@ -45,20 +43,6 @@ static void free_all(size_t n) {
     A_FREE(blocks[i]);
 }
 
-/* OS pages of [p, p + size) that are resident. */
-static size_t resident_pages(const void *p, size_t size) {
-  size_t os_page = (size_t)sysconf(_SC_PAGESIZE);
-  uintptr_t start = (uintptr_t)p & ~(os_page - 1);
-  size_t count = ((uintptr_t)p + size - start + os_page - 1) / os_page;
-  unsigned char vec[SEGMENT / 4096];
-  REQUIRE(count <= sizeof vec);
-  REQUIRE(mincore((void *)start, count * os_page, vec) == 0);
-  size_t resident = 0;
-  for (size_t i = 0; i < count; i++)
-    resident += vec[i] & 1;
-  return resident;
-}
-
 int main(void) {
   api_init();
   size_t full = fill_page();
@@ -68,14 +52,14 @@ int main(void) {
    * blocks start past its header). */
   uint8_t *tail = (uint8_t *)(((uintptr_t)first + BLOCK + 4095) & ~(uintptr_t)4095);
   size_t tail_bytes = (size_t)(first + full * BLOCK - tail);
-  CHECK(resident_pages(tail, tail_bytes) * 4096 >= tail_bytes); /* written whole */
+  CHECK(test_resident_pages(tail, tail_bytes) * 4096 >= tail_bytes); /* written whole */
   free_all(full);
 
   void *one = A_MALLOC(BLOCK);
   REQUIRE(one == first); /* the same page, taken back from the cache */
   memset(one, 0x33, BLOCK);
   A_FREE(one);
-  size_t left = resident_pages(tail, tail_bytes);
+  size_t left = test_resident_pages(tail, tail_bytes);
   CHECK_MSG(left == 0, "%zu of the page's unused tail (%zu KiB) still resident", left * 4,
             tail_bytes / KIB);
 
