@@ -323,6 +323,8 @@ INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);
 INTERNAL bool segment_purge_idle(heap_t *heap, uint64_t now);
 INTERNAL void segment_cache_collect(uint64_t now, bool force);
 INTERNAL void segment_cache_after_fork(void);
+/* A thread took up an exited thread's heap at now: threads come and go. */
+INTERNAL void segment_cache_note_adoption(uint64_t now);
 
 /* ---- page.c: pages of one size class, their queues and free lists ----------------- */
 INTERNAL extern page_t page_empty;

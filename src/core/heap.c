@@ -121,6 +121,7 @@ heap_t *heap_acquire(void) {
    * ones (collect_thread_exit), and the background purger gives back what
    * no thread comes for, so the new thread asks for it at its next refill,
    * however little is committed. */
+  if (adopted) segment_cache_note_adoption(platform_clock_ms());
   if (adopted && !atomic_load_relaxed(&xthread_churn)) {
     atomic_store_relaxed(&xthread_churn, true);
     heap->purger_check_due = true;
@@ -133,7 +134,10 @@ bool heap_adopt(heap_t *heap) {
   heaps_lock();
   heap_t *adopted = adopt_locked(heap);
   heaps_unlock();
-  if (adopted != NULL) take_up(adopted);
+  if (adopted != NULL) {
+    segment_cache_note_adoption(platform_clock_ms());
+    take_up(adopted);
+  }
   return adopted != NULL;
 }
 
