@@ -117,11 +117,12 @@ heap_t *heap_acquire(void) {
   if (!adopted) heap = heap_new_locked();
   heaps_unlock();
   if (heap == NULL) return NULL;
+  /* Segments that exiting threads empty are mostly surplus now. */
+  if (adopted) segment_cache_note_adoption(platform_clock_ms());
   /* Threads come and go: exiting threads leave their pages for the next
    * ones (collect_thread_exit), and the background purger gives back what
    * no thread comes for, so the new thread asks for it at its next refill,
    * however little is committed. */
-  if (adopted) segment_cache_note_adoption(platform_clock_ms());
   if (adopted && !atomic_load_relaxed(&xthread_churn)) {
     atomic_store_relaxed(&xthread_churn, true);
     heap->purger_check_due = true;

@@ -34,9 +34,10 @@ static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_ol
  * threads, the peak 3 MB lower). Except while threads come and go: then
  * the exiting threads' heaps wait for the next ones with their pages, and
  * the segments they emptied are mostly surplus; keeping only two of those
- * resident took 4000 threads run 8 at a time from 26.3 to 20.3 MB at the
- * last join and from 32.4 to 26.8 MB at the peak, for 3-4% more time
- * (0.311 against 0.300 s, 9 alternating runs). */
+ * resident took 4000 threads run 8 at a time from 29.4 to 19.7 MB at the
+ * last join and from 35.7 to 27.4 MB at the peak, for 3-7% more time
+ * (0.307 against 0.297 s and 0.307 against 0.288, 11 alternating runs
+ * twice; BENCHMARKS.md). */
 #define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
 #define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
 /* Only the 4 MiB pages of the largest blocks (SEGMENT_LARGE) have their
