@@ -86,13 +86,16 @@ void heap_unclaim(heap_t *heap) {
 }
 
 /* Adopts the first abandoned heap nobody has claimed for the moment, or,
- * when wanted is not NULL, that heap only. */
+ * when wanted is not NULL, that heap only. The segment cache is told:
+ * segments that exiting threads empty are mostly surplus while threads
+ * come and go. */
 static heap_t *adopt_locked(heap_t *wanted) {
   for (heap_t **link = &abandoned_first; *link != NULL; link = &(*link)->next_abandoned) {
     heap_t *heap = *link;
     if ((wanted != NULL && heap != wanted) || !heap_claim(heap)) continue;
     store_publish(link, heap->next_abandoned);
     heaps_abandoned--;
+    segment_cache_note_adoption(platform_clock_ms());
     return heap;
   }
   return NULL;
@@ -117,8 +120,6 @@ heap_t *heap_acquire(void) {
   if (!adopted) heap = heap_new_locked();
   heaps_unlock();
   if (heap == NULL) return NULL;
-  /* Segments that exiting threads empty are mostly surplus now. */
-  if (adopted) segment_cache_note_adoption(platform_clock_ms());
   /* Threads come and go: exiting threads leave their pages for the next
    * ones (collect_thread_exit), and the background purger gives back what
    * no thread comes for, so the new thread asks for it at its next refill,
@@ -135,10 +136,7 @@ bool heap_adopt(heap_t *heap) {
   heaps_lock();
   heap_t *adopted = adopt_locked(heap);
   heaps_unlock();
-  if (adopted != NULL) {
-    segment_cache_note_adoption(platform_clock_ms());
-    take_up(adopted);
-  }
+  if (adopted != NULL) take_up(adopted);
   return adopted != NULL;
 }
 
