@@ -141,7 +141,7 @@ static void segment_laid_out_again(void) {
 }
 
 /* A medium request takes a free block of a larger class when its own has
- * none (see medium_reuse.c): that block is not fresh. */
+ * none: that block is not fresh. */
 static void borrowed_from_larger(void) {
   void *larger = patterned_malloc(100 * KIB);
   A_FREE(larger);

@@ -15,7 +15,8 @@
  * and cookies of every size made mimalloc's stress test, which checks each
  * word of a calloc'd block before writing it, 2.5 times slower). */
 static void clear_block(void *p, size_t size) {
-  if (size > MEDIUM_MAX && page_block_reads_zero(page_of(segment_of(p), p), p))
+  if (size > MEDIUM_MAX && segment_of(p)->kind != SEGMENT_SPANS &&
+      page_block_reads_zero(page_of(segment_of(p), p), p))
     memset(p, 0, sizeof(block_t));
   else
     memset(p, 0, size);
@@ -43,21 +44,23 @@ void *malloc_slow(size_t size, bool zero) {
  * heap_reporting have no pages, and a diagnostic mode must see every call,
  * so those go on to malloc_slow. (Through malloc_slow alone such a block
  * took about twice the instructions.) A small class pops its first page as
- * the direct path does; a medium or large one takes its block under the
- * heap's lock, first page included (alloc_locked). */
+ * the direct path does; a medium one (up to ARENA_MIN) takes its block under
+ * the heap's lock, first page included (alloc_locked); a larger one comes
+ * from the heap's arena. */
 void *malloc_past_direct(size_t size, bool zero) {
   if (likely(size - (DIRECT_MAX + 1) < LARGE_MAX - DIRECT_MAX && !diag_counting)) {
     heap_t *heap = heap_current();
-    unsigned size_class = size_class_of(size);
-    void *p;
     if (size > SMALL_MAX) {
       if (unlikely(heap == &heap_empty || heap == &heap_reporting)) return malloc_slow(size, zero);
-      p = alloc_locked(heap, size_class);
-    } else {
-      page_t *page = heap->queues[size_class].first;
-      if (unlikely(page == NULL)) return malloc_slow(size, zero); /* or not a thread's own heap */
-      p = page->free != NULL ? page_pop(page) : alloc_refilled(heap, size_class);
+      if (size > ARENA_MIN) return span_malloc(heap, size, zero); /* clears what it must */
+      void *p = alloc_locked(heap, size_class_of(size));
+      if (zero && p != NULL) clear_block(p, size);
+      return p;
     }
+    unsigned size_class = size_class_of(size);
+    page_t *page = heap->queues[size_class].first;
+    if (unlikely(page == NULL)) return malloc_slow(size, zero); /* or not a thread's own heap */
+    void *p = page->free != NULL ? page_pop(page) : alloc_refilled(heap, size_class);
     if (zero && p != NULL) clear_block(p, size);
     return p;
   }
@@ -97,6 +100,7 @@ READS_POINTER_HEADER size_t brisk_usable_size(const void *p) {
   if (unlikely(segment->kind == SEGMENT_REPORT)) return report_block_size(p);
   if (unlikely(diag_counting)) return diag_usable_size(p);
   if (segment->kind == SEGMENT_HUGE) return huge_usable_size(segment, p);
+  if (segment->kind == SEGMENT_SPANS) return span_usable_size(segment, p);
   page_t *page = page_of(segment, p);
   const uint8_t *block = p;
   if (atomic_load_relaxed(&page->xflags) & PAGE_HAS_ALIGNED) block = page_block_start(page, p);

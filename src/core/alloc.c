@@ -120,6 +120,7 @@ void *alloc_refilled(heap_t *heap, unsigned size_class) {
 
 void *alloc_small(heap_t *heap, size_t size) {
   unsigned size_class = size_class_of(size);
+  if (size > ARENA_MIN && !diag_counting) return span_malloc(heap, size, false);
   if (size > SMALL_MAX) return alloc_locked(heap, size_class);
   page_t *page = heap->queues[size_class].first;
   if (page != NULL && page->free != NULL) return page_pop(page);
@@ -128,6 +129,8 @@ void *alloc_small(heap_t *heap, size_t size) {
 
 void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
   if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
+  if (size + alignment - 1 > ARENA_MIN && !diag_counting)
+    return span_malloc_aligned(heap, size, alignment);
   uint8_t *block = alloc_small(heap, size + alignment - 1);
   if (block == NULL) return NULL;
   uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);

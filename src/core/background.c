@@ -40,6 +40,10 @@ static void purge_idle_heap(heap_t *heap, void *pending) {
   uint64_t now = platform_clock_ms();
   bool released = collect_idle_pages(heap, now);
   if (segment_purge_idle(heap, now) || released) *(bool *)pending = true;
+  /* An exited thread's arena is tidied by the sweep of abandoned heaps,
+   * which claims the heap first (collect_abandoned). */
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && span_purge_expired(heap, now, false))
+    *(bool *)pending = true;
 }
 
 /* One round; returns whether anything was left to purge. */

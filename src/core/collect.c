@@ -22,6 +22,9 @@ void collect_heap(heap_t *heap, bool force) {
   heap->next_housekeeping_ms = now + (uint64_t)housekeeping_interval_ms();
   brief_lock_release(&heap->pages_lock);
   segment_purge_expired(heap, now, force);
+  /* With the background purger running, the arena is its to purge: its
+   * walk of the bins is too long for every refill's housekeeping. */
+  if (force || memory_purge_eagerly()) span_purge_expired(heap, now, force);
   segment_cache_collect(now, force);
   huge_cache_collect(now, force);
   if (!force) collect_abandoned(false);
@@ -108,6 +111,7 @@ void collect_abandoned(bool force) {
     if (!heap_claim(heap)) continue;                    /* a thread is freeing into it: next time */
     collect_pages(heap, true);
     segment_purge_expired(heap, now, force);
+    span_purge_expired(heap, now, force);
     heap_unclaim(heap);
   }
   heaps_unlock();

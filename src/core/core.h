@@ -536,6 +536,23 @@ INTERNAL size_t report_block_size(const void *p);
 INTERNAL void misuse_detected(const char *what, const void *p, const char *detail)
     __attribute__((noreturn, cold));
 
+/* ---- span_arena.c: blocks above ARENA_MIN in a coalescing arena per heap ------- */
+/* zero: the block reads zero (calloc), cleared only where it must be. */
+INTERNAL void *span_malloc(heap_t *heap, size_t size, bool zero);
+/* A block aligned to alignment (> 16), of at most LARGE_MAX with its
+ * alignment. */
+INTERNAL void *span_malloc_aligned(heap_t *heap, size_t size, size_t alignment);
+INTERNAL void span_free(segment_t *segment, void *p);
+/* realloc of an arena block in place, by its owner: p, or NULL (move it). */
+INTERNAL void *span_realloc_in_place(segment_t *segment, void *p, size_t size);
+INTERNAL size_t span_usable_size(segment_t *segment, const void *p);
+/* The background purger's visit; returns whether something is left to purge. */
+INTERNAL bool span_purge_expired(heap_t *heap, uint64_t now, bool force);
+/* In a forked child: the forking thread's arena, set aside if the fork
+ * caught the background purger (or a signal handler's fork caught the
+ * thread itself) inside it. */
+INTERNAL void span_after_fork(void);
+
 /* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
 INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
 /* Frees the huge block p, which must be its segment's live block. */

@@ -125,14 +125,19 @@ static NOINLINE void free_to_owner(heap_t *heap, heap_t *owner, page_t *page, bl
     free_remote_push(owner, page, block);
 }
 
-/* Frees that need more than a remote push: diagnostics, huge blocks, pages
- * with aligned blocks, and pointers that are no block at all. */
+/* Frees that need more than a remote push: diagnostics, huge blocks, the
+ * arena's blocks (whose segment's one page says PAGE_HUGE), pages with
+ * aligned blocks, and pointers that are no block at all. */
 static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page, void *p) {
   if (unlikely(heap == &heap_reporting)) return; /* a report is on its way: leave the heap be */
   if (unlikely(diag_counting)) hooks.before_free(segment, page, p); /* checked mode reports */
   if (unlikely(!segment_map_contains(segment))) free_invalid(NULL, p);
   if (segment->kind == SEGMENT_HUGE) {
     huge_free(segment, p);
+    return;
+  }
+  if (segment->kind == SEGMENT_SPANS) {
+    span_free(segment, p);
     return;
   }
   uint8_t flags = atomic_load_relaxed(&page->xflags);

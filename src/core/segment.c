@@ -373,7 +373,8 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
 
 static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
 
-/* A page of the largest blocks coming back free purges the part of its
+/* A page of the largest blocks (in the diagnostic modes: otherwise the
+ * heap's arena holds them) coming back free purges the part of its
  * memory that an earlier use wrote and its last use did not reach, from
  * TAIL_PURGE_MIN on. Taken again, a free resident page is carved from its
  * start, by its own class or another, so that part would stay resident

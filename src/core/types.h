@@ -1,11 +1,17 @@
 /* Core types of brisk. Read this first.
  *
  * Glossary
- *   block    what malloc returns. Small blocks of one size class are carved
- *            from a page; a huge block has a segment to itself.
+ *   block    what malloc returns. Blocks up to ARENA_MIN (64 KiB) are
+ *            carved from a page of their size class; larger ones, up to
+ *            LARGE_MAX, are chunks of the heap's arena; a huge block has a
+ *            segment to itself.
  *   page     a run of memory inside a segment holding blocks of one size
  *            class (64 KiB small pages, 512 KiB medium, one 4 MiB large
- *            page). Not an OS page: those are "OS pages" (4 KiB).
+ *            page; the diagnostic modes keep blocks above ARENA_MIN on
+ *            medium and large pages). Not an OS page: those are "OS pages"
+ *            (4 KiB).
+ *   arena    a heap's coalescing chunks for blocks above ARENA_MIN, in
+ *            segments of their own (span_arena.c).
  *   segment  a SEGMENT_SIZE-aligned mapping whose first bytes hold its header
  *            and page descriptors, so any block finds its page by masking
  *            its address. Owned by one heap.
@@ -83,6 +89,9 @@
 #define SMALL_MAX (8 * KiB)    /* >= 8 blocks per small page */
 #define MEDIUM_MAX (128 * KiB) /* >= 4 blocks per medium page */
 #define LARGE_MAX (512 * KiB)  /* >= 7 blocks per large page */
+#ifndef ARENA_MIN
+#define ARENA_MIN (64 * KiB) /* larger blocks, up to LARGE_MAX, come from the heap's arena */
+#endif
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
 _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word");
 
@@ -105,6 +114,7 @@ typedef enum segment_kind {
   SEGMENT_LARGE,
   SEGMENT_HUGE,
   SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
+  SEGMENT_SPANS,  /* a heap's arena: chunks of blocks above ARENA_MIN (span_arena.c) */
   SEGMENT_KIND_COUNT
 } segment_kind;
 
@@ -273,6 +283,21 @@ typedef struct heap_counters_s {
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
+/* A heap's arena for blocks above ARENA_MIN (span_arena.c): free chunks in
+ * bins, sixteen per doubling, with a bit per non-empty bin. The owner and
+ * the background purger change it under the lock; other threads only push
+ * onto xremote. */
+typedef struct span_arena_s {
+  brief_lock_t lock;
+  _Atomic(struct chunk_s *) xremote; /* chunks freed by other threads, for the owner */
+#define ARENA_BITMAP_WORDS 5
+  uint64_t bitmap[ARENA_BITMAP_WORDS];
+  struct chunk_s *bins[ARENA_BITMAP_WORDS * 64];
+  size_t dirty_bytes;              /* about how much of the free chunks is not purged */
+  _Atomic(size_t) xsegments;       /* read by the purger without the lock */
+  struct segment_s *first_segment; /* linked through segment->next */
+} span_arena_t;
+
 /* Who may touch a heap's own data (pages, queues, segments): its thread
  * while it is in use; once abandoned, whoever claims it for a moment (a
  * thread freeing into it, a sweep) or adopts it. */
@@ -307,6 +332,7 @@ typedef struct heap_s {
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
+  span_arena_t spans;
 } heap_t;
 
 #endif /* BRISK_CORE_TYPES_H */
