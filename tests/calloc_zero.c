@@ -141,12 +141,21 @@ static void segment_laid_out_again(void) {
 }
 
 /* A medium request takes a free block of a larger class when its own has
- * none: that block is not fresh. */
+ * none (see medium_reuse.c): that block is not fresh. */
 static void borrowed_from_larger(void) {
+  void *larger = patterned_malloc(60 * KIB);
+  A_FREE(larger);
+  void *borrowed = checked_calloc(50 * KIB);
+  A_FREE(borrowed);
+}
+
+/* A block above 64 KiB is cut from the arena where a freed one of another
+ * size was: the front of that chunk is not fresh either. */
+static void cut_where_another_was(void) {
   void *larger = patterned_malloc(100 * KIB);
   A_FREE(larger);
-  void *borrowed = checked_calloc(90 * KIB);
-  A_FREE(borrowed);
+  void *cut = checked_calloc(90 * KIB);
+  A_FREE(cut);
 }
 
 #ifdef __linux__
@@ -189,6 +198,7 @@ int main(void) {
   segment_laid_out_again();
   freed_among_fresh();
   borrowed_from_larger();
+  cut_where_another_was();
   churn_one_thread(1, test_scaled(100000));
   remote_frees(test_scaled(40));
   A_COLLECT(); /* pages purged and committed again */

@@ -346,9 +346,7 @@ static NOINLINE void span_free_remote(segment_t *segment, span_arena_t *arena, v
  * to find it. */
 void *span_malloc_aligned(heap_t *heap, size_t size, size_t alignment) {
   span_arena_t *arena = &heap->spans;
-  size_t need = align_up(size + CHUNK_HEADER, 16);
-  if (need < CHUNK_MIN)
-    need = CHUNK_MIN; /* small blocks aligned far: room for a free chunk's links */
+  size_t need = chunk_need(size); /* at least CHUNK_MIN: room for a free chunk's links */
   size_t whole = chunk_need(need + alignment + CHUNK_MIN);
   brief_lock_acquire(&arena->lock);
   uint8_t *p = arena_malloc(heap, arena, whole, 0);

@@ -89,9 +89,7 @@
 #define SMALL_MAX (8 * KiB)    /* >= 8 blocks per small page */
 #define MEDIUM_MAX (128 * KiB) /* >= 4 blocks per medium page */
 #define LARGE_MAX (512 * KiB)  /* >= 7 blocks per large page */
-#ifndef ARENA_MIN
-#define ARENA_MIN (64 * KiB) /* larger blocks, up to LARGE_MAX, come from the heap's arena */
-#endif
+#define ARENA_MIN (64 * KiB)   /* larger blocks, up to LARGE_MAX, come from the heap's arena */
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
 _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word");
 
