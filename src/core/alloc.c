@@ -95,7 +95,7 @@ void *alloc_locked(heap_t *heap, unsigned size_class) {
     return alloc_locked_refill(heap, size_class, page);
   void *block = page_pop(page);
   brief_lock_release(&heap->pages_lock);
-  if (unlikely(heap->purger_check_due)) start_purger_if_due(heap);
+  start_purger_if_due(heap);
   return block;
 }
 
@@ -130,8 +130,8 @@ void *alloc_refilled(heap_t *heap, unsigned size_class) {
 }
 
 void *alloc_small(heap_t *heap, size_t size) {
-  unsigned size_class = size_class_of(size);
   if (size > ARENA_MIN && !diag_counting) return span_malloc(heap, size, false);
+  unsigned size_class = size_class_of(size);
   if (size > SMALL_MAX) return alloc_locked(heap, size_class);
   page_t *page = heap->queues[size_class].first;
   if (page != NULL && page->free != NULL) return page_pop(page);
