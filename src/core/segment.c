@@ -16,12 +16,13 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
 };
 
 /* Whole free segments, for any heap; the one that does not fit is unmapped.
- * A cached segment stays resident for the purge delay and is then purged,
- * costing address space only. When the cache held 8 in all, expired and
- * purged ones filled it, and every resident segment freed after them was
- * unmapped: a pool whose threads free a few hundred megabytes at the end of
- * each burst faulted all of it in again at the next (the thread pool of
- * BENCHMARKS.md, 0.297 against 0.193 s at 2 threads). */
+ * A cached segment stays resident for CACHE_RESIDENT_MS (or the purge delay
+ * when that is longer) and is then purged, costing address space only.
+ * When the cache held 8 in all, expired and purged ones filled it, and
+ * every resident segment freed after them was unmapped: a pool whose
+ * threads free a few hundred megabytes at the end of each burst faulted all
+ * of it in again at the next (the thread pool of BENCHMARKS.md, 0.297
+ * against 0.193 s at 2 threads). */
 static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = false};
 
 /* Without the background purger (a single-threaded program, or
@@ -40,6 +41,14 @@ static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_ol
  * twice; BENCHMARKS.md). */
 #define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
 #define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
+/* As long as the arena's free chunks wait: a pool whose one thread frees
+ * all it used at the end of each burst, 50 ms apart, sends most of its
+ * segments here, and with the 10 ms purge delay faulted them all in again
+ * at every burst (BENCHMARKS.md, "Since then: cached segments wait 100
+ * ms"). Not the free pages a heap keeps: those are its alone, and several
+ * threads each keeping what it used last time held what their bursts
+ * differed by (4 threads: a 125 MB peak against 120). */
+#define CACHE_RESIDENT_MS 100
 /* Only the 4 MiB pages of the largest blocks (SEGMENT_LARGE) have their
  * unused tail purged, from this size on: a page of smaller blocks is most
  * often wanted whole again by its next use, and purging tails of 16 KiB or
@@ -271,9 +280,9 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   if (segment->listed) list_remove(&heap->segments[segment->kind], segment);
   heap->dirty_bytes -= dirty_bytes(segment);
   segment->owner = NULL;
-  /* Resident until the purge delay (or the next heap to take it) sees to it;
-   * without the purger, or while threads come and go, only while the cache
-   * holds few resident ones. */
+  /* Resident until it has waited cache_resident_ms() (or the next heap to
+   * take it); without the purger, or while threads come and go, only while
+   * the cache holds few resident ones. */
   long delay = option_get(OPTION_PURGE_DELAY);
   bool few = memory_purge_eagerly() || adopted_lately(platform_clock_ms());
   if (delay == 0 || (few && segment_is_resident(segment) &&
@@ -474,7 +483,13 @@ static bool cache_expire(segment_t *segment, bool force) {
   return false;
 }
 
+/* How long a cached segment stays resident: never purged, purged at once,
+ * or CACHE_RESIDENT_MS or the purge delay, whichever is longer. */
+static long cache_resident_ms(void) {
+  long delay = option_get(OPTION_PURGE_DELAY);
+  return delay <= 0 || delay >= CACHE_RESIDENT_MS ? delay : CACHE_RESIDENT_MS;
+}
+
 void segment_cache_collect(uint64_t now, bool force) {
-  span_cache_collect(&cache, now, option_get(OPTION_PURGE_DELAY), force, cache_expire,
-                     segment_unmap);
+  span_cache_collect(&cache, now, cache_resident_ms(), force, cache_expire, segment_unmap);
 }
