@@ -312,8 +312,11 @@ INTERNAL void span_cache_collect(span_cache *cache, uint64_t now, long delay, bo
 INTERNAL void span_cache_after_fork(span_cache *cache);
 
 /* ---- segment.c: segments and the pages inside them ----------------------------- */
+/* A free page for size_class, from the heap's segments, the cache or (when
+ * may_map) a new segment; NULL when none can be had. With to_keep, the page
+ * is to be its class's warm page, kept while the thread runs (page.c). */
 INTERNAL page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
-                                    bool may_map);
+                                    bool may_map, bool to_keep);
 INTERNAL void segment_page_free(heap_t *heap, page_t *page);
 INTERNAL size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area);
 INTERNAL void segment_purge_expired(heap_t *heap, uint64_t now, bool force);

@@ -308,11 +308,16 @@ static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
     heap->warm_classes[size_class / 64] &= ~bit;
 }
 
+/* Whether a fresh page for the class is to be its warm page: the class has
+ * none, and the heap's thread runs. */
+static bool page_wants_pin(heap_t *heap, unsigned size_class) {
+  return class_size[size_class] <= MEDIUM_MAX && !heap_class_has_warm(heap, size_class) &&
+         atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
+}
+
 /* Makes a fresh page its class's warm page when the class has none. */
 static void page_pin_if_wanted(heap_t *heap, page_t *page) {
-  if (page->block_size > MEDIUM_MAX || heap_class_has_warm(heap, page->size_class) ||
-      atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE)
-    return;
+  if (!page_wants_pin(heap, page->size_class)) return;
   class_warm_set(heap, page->size_class, true);
   flags_set(heap, page, flags_of(page) | PAGE_WARM);
   page->used++;
@@ -346,7 +351,8 @@ static void page_lay_out(page_t *page, unsigned size_class) {
  * rewrote every block's link (a program that allocates thousands of blocks
  * and frees them all, round after round, spent a tenth of its time there). */
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
-  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map);
+  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map,
+                                    page_wants_pin(heap, size_class));
   if (page == NULL) return NULL;
   if (!page->blocks_kept || page->size_class != size_class) {
     page_lay_out(page, size_class);
