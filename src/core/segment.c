@@ -299,8 +299,8 @@ static void segment_release(heap_t *heap, segment_t *segment) {
  * what its last class wrote past its own blocks resident and unused, and a
  * warm page keeps it for as long as its thread runs; a pool whose threads
  * free each other's blocks (whose pages wait for them, so a class's warm
- * page is often retired and another taken at the next burst) held 9-11 MB
- * that way at its peak with four threads, against 120 MB in all. Not a
+ * page is often retired and another taken at the next burst) held 8-11 MB
+ * that way at its peak with four threads, of 117-123 MB in all. Not a
  * page that is not kept (a class's second page is most often carved to
  * its end, and is retired whole when its blocks come back), nor a small
  * one (its tail is a few OS pages); not with huge pages, which a partial
