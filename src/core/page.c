@@ -315,9 +315,8 @@ static bool page_wants_pin(heap_t *heap, unsigned size_class) {
          atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
 }
 
-/* Makes a fresh page its class's warm page when the class has none. */
-static void page_pin_if_wanted(heap_t *heap, page_t *page) {
-  if (!page_wants_pin(heap, page->size_class)) return;
+/* Makes a fresh page its class's warm page. */
+static void page_pin(heap_t *heap, page_t *page) {
   class_warm_set(heap, page->size_class, true);
   flags_set(heap, page, flags_of(page) | PAGE_WARM);
   page->used++;
@@ -351,8 +350,8 @@ static void page_lay_out(page_t *page, unsigned size_class) {
  * rewrote every block's link (a program that allocates thousands of blocks
  * and frees them all, round after round, spent a tenth of its time there). */
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
-  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map,
-                                    page_wants_pin(heap, size_class));
+  bool pin = page_wants_pin(heap, size_class);
+  page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map, pin);
   if (page == NULL) return NULL;
   if (!page->blocks_kept || page->size_class != size_class) {
     page_lay_out(page, size_class);
@@ -365,7 +364,7 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   page->used = 0;
   atomic_store_relaxed(&page->xthread_free, 0);
   flags_set(heap, page, PAGE_IN_USE);
-  page_pin_if_wanted(heap, page);
+  if (pin) page_pin(heap, page);
   if (page->free == NULL) page_extend(page);
   queue_push_front(&heap->queues[size_class], page);
   direct_update(heap, size_class);

@@ -303,21 +303,32 @@ static void segment_release(heap_t *heap, segment_t *segment) {
  * that way at its peak with four threads, of 117-123 MB in all. Not a
  * page that is not kept (a class's second page is most often carved to
  * its end, and is retired whole when its blocks come back), nor a small
- * one (its tail is a few OS pages); not with huge pages, which a partial
- * purge would split, nor when free memory is to stay resident
- * (BRISK_PURGE_DELAY=never). */
+ * one (its tail is a few OS pages). */
 #define TRIM_MIN (64 * KiB)
 
-static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class) {
+/* The OS pages of a page that its uses wrote past keep bytes of its area,
+ * when they come to min bytes or more: written_end moves back to keep, and
+ * the caller purges them (*from, the size returned). 0 with huge pages,
+ * which a partial purge would split, and when free memory is to stay
+ * resident (BRISK_PURGE_DELAY=never). */
+static size_t written_past(segment_t *segment, page_t *page, size_t keep, size_t min,
+                           uint8_t **from) {
+  if (option_get(OPTION_HUGE_PAGES) || option_get(OPTION_PURGE_DELAY) < 0) return 0;
   uint8_t *area;
   segment_page_bytes(segment, page, &area);
-  uint8_t *from = (uint8_t *)align_up((uintptr_t)area + class_size[size_class], OS_PAGE_SIZE);
+  *from = (uint8_t *)align_up((uintptr_t)area + keep, OS_PAGE_SIZE);
   uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, OS_PAGE_SIZE);
-  if (to < from + TRIM_MIN || option_get(OPTION_HUGE_PAGES) || option_get(OPTION_PURGE_DELAY) < 0)
-    return true;
-  page->written_end = (uint32_t)(from - area);
-  memory_purge(from, (size_t)(to - from));
-  return memory_commit(from, (size_t)(to - from)); /* in use at once */
+  if (to < *from + min) return 0;
+  page->written_end = (uint32_t)(*from - area);
+  return (size_t)(to - *from);
+}
+
+static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class) {
+  uint8_t *from;
+  size_t bytes = written_past(segment, page, class_size[size_class], TRIM_MIN, &from);
+  if (bytes == 0) return true;
+  memory_purge(from, bytes);
+  return memory_commit(from, bytes); /* in use at once */
 }
 
 static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_class, bool may_map,
@@ -419,21 +430,15 @@ static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
  * TAIL_PURGE_MIN on. Taken again, a free resident page is carved from its
  * start, by its own class or another, so that part would stay resident
  * unused: a pool whose bursts ask for a different mix of sizes each time
- * grew by what every page's largest use ever had written. Not with huge
- * pages, which a partial purge would split, nor when free memory is to stay
- * resident (BRISK_PURGE_DELAY=never). */
+ * grew by what every page's largest use ever had written. */
 static void purge_unused_tail(segment_t *segment, page_t *page) {
-  uint32_t used_end = page->capacity * page->block_size;
-  if (segment->kind != SEGMENT_LARGE || page->written_end < used_end + TAIL_PURGE_MIN ||
-      option_get(OPTION_HUGE_PAGES) || option_get(OPTION_PURGE_DELAY) < 0)
-    return;
-  uint8_t *area;
-  segment_page_bytes(segment, page, &area);
-  uint8_t *from = (uint8_t *)align_up((uintptr_t)area + used_end, OS_PAGE_SIZE);
-  uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, OS_PAGE_SIZE);
-  page->written_end = (uint32_t)(from - area);
+  if (segment->kind != SEGMENT_LARGE) return;
+  uint8_t *from;
+  size_t used_end = (size_t)page->capacity * page->block_size;
+  size_t bytes = written_past(segment, page, used_end, TAIL_PURGE_MIN, &from);
+  if (bytes == 0) return;
   page->tail_purged = true; /* before the purge: see purge_segment_expired */
-  memory_purge(from, (size_t)(to - from));
+  memory_purge(from, bytes);
 }
 
 void segment_page_free(heap_t *heap, page_t *page) {
