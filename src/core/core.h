@@ -266,6 +266,11 @@ INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);
 }
+/* BRISK_PURGE_DELAY=never: free memory stays resident, eagerly or not
+ * (only brisk_collect() and the caches' capacities give it back). */
+static inline bool memory_purge_never(void) {
+  return option_get(OPTION_PURGE_DELAY) < 0;
+}
 INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps);
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */

@@ -285,7 +285,7 @@ static void segment_release(heap_t *heap, segment_t *segment) {
    * the cache holds few resident ones. */
   long delay = option_get(OPTION_PURGE_DELAY);
   bool few = memory_purge_eagerly() || adopted_lately(platform_clock_ms());
-  if (delay == 0 || (few && segment_is_resident(segment) &&
+  if (delay == 0 || (few && delay > 0 && segment_is_resident(segment) &&
                      span_cache_count(&cache, segment_is_resident) >= CACHE_RESIDENT_MAX))
     segment_purge_all(segment);
   if (segment_is_resident(segment)) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
@@ -456,7 +456,7 @@ void segment_page_free(heap_t *heap, page_t *page) {
   if (--segment->used_pages == 0)
     segment_release(heap, segment);
   else if (option_get(OPTION_PURGE_DELAY) == 0 ||
-           (memory_purge_eagerly() && heap->dirty_bytes > HEAP_DIRTY_MAX))
+           (memory_purge_eagerly() && heap->dirty_bytes > HEAP_DIRTY_MAX && !memory_purge_never()))
     purge_expired_locked(heap, page->retired_ms, true);
   lock_release(&heap->segments_lock);
 }

@@ -391,7 +391,8 @@ void span_free(segment_t *segment, void *p) {
   span_arena_t *arena = &owner->spans;
   brief_lock_acquire(&arena->lock);
   chunk_free_local(arena, chunk);
-  if (unlikely(arena->dirty_bytes > ARENA_DIRTY_MAX) && memory_purge_eagerly())
+  if (unlikely(arena->dirty_bytes > ARENA_DIRTY_MAX) && memory_purge_eagerly() &&
+      !memory_purge_never())
     arena_purge_locked(arena, platform_clock_ms(), 0, false);
   brief_lock_release(&arena->lock);
 }
@@ -566,7 +567,7 @@ static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_a
 bool span_purge_expired(heap_t *heap, uint64_t now, bool force) {
   span_arena_t *arena = &heap->spans;
   if (atomic_load_relaxed(&xarena_clock_ms) < now) atomic_store_relaxed(&xarena_clock_ms, now);
-  if (atomic_load_relaxed(&arena->xsegments) == 0) return false;
+  if (atomic_load_relaxed(&arena->xsegments) == 0 || (!force && memory_purge_never())) return false;
   if (force)
     brief_lock_acquire(&arena->lock);
   else if (!brief_lock_try(&arena->lock))
