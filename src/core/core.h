@@ -250,6 +250,8 @@ INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsi
 INTERNAL void *memory_reserve(size_t size, size_t alignment, size_t offset);
 INTERNAL bool memory_commit(void *p, size_t size);
 INTERNAL void memory_purge(void *p, size_t size);
+/* Faults committed memory in ahead of use: one call for many OS pages. */
+INTERNAL void memory_populate(void *p, size_t size);
 /* Returns a whole reservation (or its tail) to the OS; a tail the OS cannot
  * give back alone is purged (it must never be touched again). */
 INTERNAL void memory_release(void *p, size_t size);

@@ -60,6 +60,10 @@ void memory_purge(void *p, size_t size) {
   platform_purge(p, size);
 }
 
+void memory_populate(void *p, size_t size) {
+  platform_populate(p, size);
+}
+
 /* A tail that the OS cannot release on its own (Windows releases only whole
  * reservations) is purged instead: its address space stays reserved until
  * the whole reservation goes, holding no memory, and it no longer counts as

@@ -14,6 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; headers may be older */
+#endif
+
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
@@ -82,6 +86,15 @@ void platform_purge(void *p, size_t size) {
 #ifdef BRISK_DEBUG
   mprotect(p, size, PROT_NONE);
 #endif
+}
+
+/* Asked once more after a refusal would cost a system call per block. */
+static _Atomic(bool) xpopulate_refused;
+
+void platform_populate(void *p, size_t size) {
+  if (atomic_load_explicit(&xpopulate_refused, memory_order_relaxed)) return;
+  if (madvise(p, size, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+    atomic_store_explicit(&xpopulate_refused, true, memory_order_relaxed); /* before 5.14 */
 }
 
 /* Transparent huge pages: the kernel backs a 2 MiB-aligned range with one

@@ -71,6 +71,10 @@ void *platform_reserve_aligned(size_t size, size_t alignment, size_t offset);
 bool platform_commit(void *p, size_t size);
 /* Purges [p, p + size) of a reservation (see the states above). */
 void platform_purge(void *p, size_t size);
+/* Makes committed [p, p + size) resident now, with one call where touching
+ * it would take a fault per OS page; a hint: where the OS cannot (Windows,
+ * a Linux kernel before 5.14), the first touches fault as before. */
+void platform_populate(void *p, size_t size);
 /* Asks the OS to back [p, p + size) with huge pages (2 MiB on x86-64) where
  * it can, so touching it takes one fault per huge page; a hint: nothing
  * happens where the OS has no such pages for ordinary memory (Windows, whose

@@ -93,6 +93,13 @@ void platform_purge(void *p, size_t size) {
   VirtualFree(p, size, MEM_DECOMMIT);
 }
 
+/* Committed pages fault in one at a time here too, but Windows has no call
+ * that writes them in ahead of use (PrefetchVirtualMemory reads). */
+void platform_populate(void *p, size_t size) {
+  (void)p;
+  (void)size;
+}
+
 void platform_advise_huge_pages(void *p, size_t size) {
   (void)p;
   (void)size;
