@@ -1,7 +1,9 @@
 """`brisk test`: build brisk and run every test, one build folder per stage.
 
 Each stage configures, builds and runs CTest in its own folder, prints one
-line, and the last line counts the tests of every stage: "N passed, N failed".
+line, and the last line counts the tests of every stage: "N passed, N skipped,
+N failed" (a test skips, with exit status 77, where this machine lacks what it
+checks, and says why in the stage's log).
 The whole output of each stage goes to FOLDER/brisk-test.log. Add a stage
 (another compiler, a cross build) with one more entry in STAGES.
 """
@@ -37,7 +39,7 @@ STAGES = [
           (["scripts/wine-wait.sh", "build-win64"],)),
 ]
 
-Result = namedtuple("Result", "passed failed problem failures")
+Result = namedtuple("Result", "passed skipped failed problem failures")
 
 
 def log(message):
@@ -69,26 +71,27 @@ def run_stage(stage, jobs, log_path):
         for command in stage.prepare:
             status, _ = run_logged(command, log_file)
             if status != 0:
-                return Result(0, 0, f"{command[0]} failed", [])
+                return Result(0, 0, 0, f"{command[0]} failed", [])
         status, _ = run_logged(["cmake", "-S", ROOT, "-B", folder, *stage.cmake_args], log_file)
         if status != 0:
-            return Result(0, 0, "configure failed", [])
+            return Result(0, 0, 0, "configure failed", [])
         status, _ = run_logged(["cmake", "--build", folder, "-j", str(jobs)], log_file)
         if status != 0:
             not_run = count_tests(folder)
-            return Result(0, not_run, f"build failed, {not_run} tests not run", [])
+            return Result(0, 0, not_run, f"build failed, {not_run} tests not run", [])
         status, out = run_logged(["ctest", "--test-dir", folder, "--output-on-failure",
                                   "-j", str(jobs)], log_file)
         for command in stage.finish:
             run_logged(command, log_file)
     match = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", out)
     if not match:
-        return Result(0, 0, "ctest found no tests" if "No tests were found" in out
+        return Result(0, 0, 0, "ctest found no tests" if "No tests were found" in out
                       else "ctest printed no summary", [])
     failed, total = int(match.group(1)), int(match.group(2))
     failed_list = out.split("The following tests FAILED:")[-1] if failed else ""
     failures = re.findall(r"^\s*\d+ - (\S+) \((.*)\)$", failed_list, re.MULTILINE)
-    return Result(total - failed, failed, None, failures)
+    skipped = len(re.findall(r"^\s*\d+ - \S+ \(Skipped\)$", out, re.MULTILINE))
+    return Result(total - failed - skipped, skipped, failed, None, failures)
 
 
 def failed_tests_output(out):
@@ -134,7 +137,7 @@ def parse(argv):
 
 def main(argv):
     args = parse(argv)
-    passed = failed = 0
+    passed = skipped = failed = 0
     all_ok = True
     for stage in args.stages:
         log_path = os.path.join(ROOT, stage.folder, "brisk-test.log")
@@ -143,8 +146,10 @@ def main(argv):
         result = run_stage(stage, args.jobs, log_path)
         minutes, seconds = divmod(int(time.monotonic() - start), 60)
         passed += result.passed
+        skipped += result.skipped
         failed += result.failed
-        outcome = result.problem or f"{result.passed} passed, {result.failed} failed"
+        outcome = result.problem or (f"{result.passed} passed, {result.skipped} skipped, "
+                                     f"{result.failed} failed")
         log(f"{stage.name:<8} {outcome}  ({minutes}m{seconds:02d}s)")
         for name, why in result.failures:
             log(f"  FAILED {name} ({why})")
@@ -154,7 +159,7 @@ def main(argv):
                 out = f.read()
             lines = failed_tests_output(out) if result.failures else out.splitlines()[-40:]
             show(lines, f"from {os.path.relpath(log_path, ROOT)}")
-    print(f"{passed} passed, {failed} failed", flush=True)
+    print(f"{passed} passed, {skipped} skipped, {failed} failed", flush=True)
     return 0 if all_ok else 1
 
 
