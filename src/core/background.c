@@ -99,6 +99,9 @@ void background_wanted(void) {
   if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
   if (off) return;
   atomic_store_relaxed(&xmemory_purge_eagerly, false);
+#ifndef BRISK_TSAN
+  if (platform_fence_all_ready()) atomic_store_relaxed(&xfence_ready, true);
+#endif
   if (!platform_thread_start(background_body, "brisk-purge")) {
     atomic_store_relaxed(&xmemory_purge_eagerly, true); /* no thread to be had */
     atomic_store_relaxed(&xstate, OFF);

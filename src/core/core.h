@@ -265,6 +265,33 @@ INTERNAL void memory_info(brisk_memory_info *info);
 /* Whether free memory is purged as soon as a small bound is passed (true
  * until the background purger runs, which purges after the delay). */
 INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
+/* Whether the background purger keeps owners out with the asymmetric fence
+ * (heap_t's xowner_busy): set, before the purger starts, where the OS has
+ * the fence; owners then take medium blocks from a first page without
+ * pages_lock. Never in a ThreadSanitizer build, which cannot see the fence. */
+INTERNAL extern _Atomic(bool) xfence_ready;
+/* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
+ * each side of the fence where the other must find it, and counts what each
+ * found (tests/fence_protocol.c); other builds compile them away. */
+#ifdef BRISK_EAGER_PURGER
+typedef struct test_hooks_s {
+  _Atomic(void (*)(const void *heap)) owner_marked; /* the owner, marked busy */
+  _Atomic(void (*)(const void *heap)) purger_in;    /* the purger, owner kept out */
+  _Atomic(unsigned) purger_found_busy;              /* visits left to a busy owner */
+  _Atomic(unsigned) owner_found_purger;             /* takes that found the purger in */
+} test_hooks_t;
+extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
+#define TEST_HOOK(name, heap)                                                                      \
+  do {                                                                                             \
+    void (*hook_)(const void *) =                                                                  \
+        atomic_load_explicit(&brisk_test_hooks.name, memory_order_acquire);                        \
+    if (hook_ != NULL) hook_(heap);                                                                \
+  } while (0)
+#define TEST_COUNT(name) atomic_fetch_add_explicit(&brisk_test_hooks.name, 1, memory_order_release)
+#else
+#define TEST_HOOK(name, heap) ((void)0)
+#define TEST_COUNT(name) ((void)0)
+#endif
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);
 }

@@ -50,6 +50,7 @@ void heaps_after_fork(void) {
   if (heap_current() != &heap_empty) {
     platform_lock_reset(&heap_current()->segments_lock);
     atomic_store_relaxed(&heap_current()->pages_lock, 0);
+    atomic_store_relaxed(&heap_current()->xpurger_in, 0);
   }
 }
 

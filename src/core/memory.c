@@ -6,6 +6,10 @@
 static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarge_in_use;
 static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
 _Atomic(bool) xmemory_purge_eagerly = true;
+_Atomic(bool) xfence_ready;
+#ifdef BRISK_EAGER_PURGER
+__attribute__((visibility("default"))) test_hooks_t brisk_test_hooks;
+#endif
 
 static void note_call(_Atomic(uint64_t) *counter) {
   atomic_add_relaxed(counter, 1);

@@ -52,7 +52,9 @@
  *                        apart at least) and visits a live heap once its
  *                        thread has not tidied it for the purge delay (not
  *                        half a second), so that its work meets the owners'
- *                        at every step. Built only for a stress test.
+ *                        at every step. Built only for tests, with the
+ *                        hooks of test_hooks (core.h) that hold the owner
+ *                        or the purger inside the asymmetric fence.
  * Release builds define none of them. */
 #if defined(BRISK_DEBUG) && defined(BRISK_NO_DIAGNOSTICS)
 #error "BRISK_DEBUG checks the diagnostic paths too: build it with diagnostics"
@@ -316,6 +318,12 @@ typedef struct heap_s {
    * leaves alone (medium and large blocks are taken under the lock), and
    * push only onto a page with a block in use, which it does not take. */
   brief_lock_t pages_lock;
+  /* The asymmetric fence that keeps the purger and the owner's lock-free
+   * take of a medium block apart (see alloc_locked): the owner sets
+   * xowner_busy around it with plain stores, the purger sets xpurger_in and
+   * fences every running thread before it reads xowner_busy. */
+  _Atomic(uint8_t) xowner_busy;
+  _Atomic(uint8_t) xpurger_in;
   /* The heap's segments and their free pages: the owner changes them on
    * its slow paths, the background purger purges their pages; both under
    * segments_lock (never taken on a fast path). */

@@ -9,7 +9,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -190,6 +192,18 @@ bool platform_thread_start(void (*body)(void), const char *name) {
   pthread_setschedparam(thread, SCHED_IDLE, &lowest);
   pthread_setname_np(thread, name);
   return true;
+}
+
+/* Private expedited membarrier: an interrupt to each CPU running one of the
+ * process's threads, none to the others; registered once. */
+bool platform_fence_all_ready(void) {
+  long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (supported < 0 || !(supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return false;
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+bool platform_fence_all(void) {
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 void platform_sleep_ms(unsigned ms) {

@@ -114,6 +114,15 @@ void platform_thread_exit_arm(void *value);
  * at the lowest priority, with every signal blocked. false when it cannot. */
 bool platform_thread_start(void (*body)(void), const char *name);
 void platform_sleep_ms(unsigned ms);
+/* An asymmetric fence: platform_fence_all() makes every running thread of
+ * the process pass a full memory barrier before it returns, so that threads
+ * which only mark themselves with plain stores and loads can be kept out of
+ * a structure by one that announces itself and then calls it. Ready only
+ * once platform_fence_all_ready() has returned true (Linux: membarrier,
+ * 4.14 and later; Windows: FlushProcessWriteBuffers); false from
+ * platform_fence_all() means the barrier may not have happened. */
+bool platform_fence_all_ready(void);
+bool platform_fence_all(void);
 /* prepare runs in the forking thread before fork; parent and child after it
  * (nothing on Windows, which has no fork). */
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
