@@ -67,6 +67,14 @@ static bool background_round(void) {
 
 static void background_body(void) {
   in_diag_set(true); /* its own allocations, if any, are never the program's */
+  /* Here, not on the thread that started the purger: registering for the
+   * fence waits for the kernel to sync every CPU running the process (an
+   * RCU grace period), and on an allocating thread's slow path that wait
+   * made two threads building small objects 12% slower and peak 2-4 MB
+   * higher. Owners take the lock until it is done. */
+#ifndef BRISK_TSAN
+  if (platform_fence_all_ready()) atomic_store_relaxed(&xfence_ready, true);
+#endif
   unsigned pause = ROUND_MIN_MS;
   for (;;) {
     platform_sleep_ms(pause);
@@ -99,9 +107,6 @@ void background_wanted(void) {
   if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
   if (off) return;
   atomic_store_relaxed(&xmemory_purge_eagerly, false);
-#ifndef BRISK_TSAN
-  if (platform_fence_all_ready()) atomic_store_relaxed(&xfence_ready, true);
-#endif
   if (!platform_thread_start(background_body, "brisk-purge")) {
     atomic_store_relaxed(&xmemory_purge_eagerly, true); /* no thread to be had */
     atomic_store_relaxed(&xstate, OFF);
