@@ -39,6 +39,7 @@ static void process_init_once(void) {
   report_init();
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
+  background_init();
   platform_atfork(NULL, NULL, fork_child);
   init_done = true;
 }

@@ -638,6 +638,8 @@ INTERNAL void collect_round_end(void);
 INTERNAL void collect_after_fork(void);
 
 /* ---- background.c: the background purger --------------------------------------------------- */
+/* At start-up: what the purger will need from the OS (the fence). */
+INTERNAL void background_init(void);
 /* Starts the purger if the process has enough mapped to want one (and the
  * setting allows); cheap once it has run once. */
 INTERNAL void background_wanted(void);
