@@ -77,7 +77,7 @@ static void start_purger_if_due(heap_t *heap) {
  * it sees the mark and leaves the heap for its next round, or the owner
  * sees it and takes the lock. The lock's exchange waits for every store
  * the thread made before it to reach the cache: 4000 short-lived threads
- * that write each block they get ran 5% faster without it (BENCHMARKS.md).
+ * that write each block they get ran 7-8% faster without it (BENCHMARKS.md).
  * The purger is the only other thread that takes a live heap's pages_lock,
  * so the mark stands in for the lock over the whole refill. */
 static inline bool owner_keeps_purger_out(heap_t *heap) {
