@@ -19,7 +19,6 @@
  *           all within 5 s. */
 #include "alloc_api.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,23 +35,6 @@
 static void *blocks[MAX_BLOCKS];
 static uintptr_t segments[SEGMENTS + 1];
 static size_t block_count, segment_count;
-
-/* Whether brisk's purger thread runs: it is named brisk-purge. */
-static bool purger_running(void) {
-  DIR *tasks = opendir("/proc/self/task");
-  REQUIRE(tasks != NULL);
-  bool found = false;
-  for (struct dirent *task; !found && (task = readdir(tasks)) != NULL;) {
-    char path[300], name[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", task->d_name);
-    FILE *comm = fopen(path, "r");
-    if (comm == NULL) continue; /* "." and ".." */
-    found = fgets(name, sizeof name, comm) != NULL && strncmp(name, "brisk-purge", 11) == 0;
-    fclose(comm);
-  }
-  closedir(tasks);
-  return found;
-}
 
 static bool expire; /* the mode: see above */
 
@@ -93,13 +75,13 @@ static void *pool_thread(void *arg) {
   }
   /* The purger starts inside an allocation once 16 MiB are committed. */
   int waited_ms = 0;
-  while (!purger_running() && waited_ms < 5000) {
+  while (!test_purger_running() && waited_ms < 5000) {
     A_FREE(A_MALLOC(BLOCK));
     sleep_ms(10);
     waited_ms += 10;
   }
   REQUIRE(segment_count == SEGMENTS); /* else the test shows nothing */
-  REQUIRE(purger_running());
+  REQUIRE(test_purger_running());
   double freed_at = now_ms();
   for (size_t i = 0; i < block_count; i++)
     A_FREE(blocks[i]);

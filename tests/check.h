@@ -18,6 +18,7 @@
 #include <windows.h>
 #include <psapi.h>
 #else
+#include <dirent.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -197,6 +198,23 @@ static inline size_t test_resident_pages(const void *p, size_t size) {
     at += pages * os_page;
   }
   return resident;
+}
+
+/* Whether brisk's background purger runs: its thread is named brisk-purge. */
+static inline int test_purger_running(void) {
+  DIR *tasks = opendir("/proc/self/task");
+  REQUIRE(tasks != NULL);
+  int found = 0;
+  for (struct dirent *task; !found && (task = readdir(tasks)) != NULL;) {
+    char path[300], name[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", task->d_name);
+    FILE *comm = fopen(path, "r");
+    if (comm == NULL) continue; /* "." and ".." */
+    found = fgets(name, sizeof name, comm) != NULL && strncmp(name, "brisk-purge", 11) == 0;
+    fclose(comm);
+  }
+  closedir(tasks);
+  return found;
 }
 #endif
 

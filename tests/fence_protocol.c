@@ -17,7 +17,6 @@
  * lock), the test says so and is skipped (exit 77). */
 #include "alloc_api.h"
 
-#include <dirent.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,22 +58,6 @@ static bool wait_past(_Atomic(unsigned) *counter, unsigned start) {
     pause_ms(1);
   }
   return true;
-}
-
-static bool purger_running(void) {
-  DIR *tasks = opendir("/proc/self/task");
-  REQUIRE(tasks != NULL);
-  bool found = false;
-  for (struct dirent *task; !found && (task = readdir(tasks)) != NULL;) {
-    char path[300], name[64] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", task->d_name);
-    FILE *comm = fopen(path, "r");
-    if (comm == NULL) continue;
-    found = fgets(name, sizeof name, comm) != NULL && strncmp(name, "brisk-purge", 11) == 0;
-    fclose(comm);
-  }
-  closedir(tasks);
-  return found;
 }
 
 static _Atomic(const void *) owner_heap;
@@ -121,9 +104,9 @@ static void *owner(void *arg) {
   (void)arg;
   fill_and_hand_over();
   double until = now_ms() + WAIT_MS;
-  while (!purger_running() && now_ms() < until)
+  while (!test_purger_running() && now_ms() < until)
     pause_ms(1);
-  REQUIRE(purger_running());
+  REQUIRE(test_purger_running());
 
   /* 1: held inside the mark, the owner must be found busy. The purger
    * registers for the fence once it runs, and owners take the lock until
