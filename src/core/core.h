@@ -266,9 +266,10 @@ INTERNAL void memory_info(brisk_memory_info *info);
  * until the background purger runs, which purges after the delay). */
 INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
 /* Whether the background purger keeps owners out with the asymmetric fence
- * (heap_t's xowner_busy): set, before the purger starts, where the OS has
- * the fence; owners then take medium blocks from a first page without
- * pages_lock. Never in a ThreadSanitizer build, which cannot see the fence. */
+ * (heap_t's xowner_busy): set by the purger as it starts, where the process
+ * registered for the fence at start-up (background_init); owners then take
+ * medium blocks without pages_lock. Never in a ThreadSanitizer build, which
+ * cannot see the fence, nor on Windows. */
 INTERNAL extern _Atomic(bool) xfence_ready;
 /* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
  * each side of the fence where the other must find it, and counts what each
