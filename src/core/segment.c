@@ -313,7 +313,7 @@ static void segment_release(heap_t *heap, segment_t *segment) {
  * resident (BRISK_PURGE_DELAY=never). */
 static size_t written_past(segment_t *segment, page_t *page, size_t keep, size_t min,
                            uint8_t **from) {
-  if (option_get(OPTION_HUGE_PAGES) || option_get(OPTION_PURGE_DELAY) < 0) return 0;
+  if (option_get(OPTION_HUGE_PAGES) || memory_purge_never()) return 0;
   uint8_t *area;
   segment_page_bytes(segment, page, &area);
   *from = (uint8_t *)align_up((uintptr_t)area + keep, OS_PAGE_SIZE);

@@ -119,7 +119,7 @@ void platform_sleep_ms(unsigned ms);
  * which only mark themselves with plain stores and loads can be kept out of
  * a structure by one that announces itself and then calls it. Ready only
  * once platform_fence_all_ready() has returned true (Linux: membarrier,
- * 4.14 and later; Windows: FlushProcessWriteBuffers); false from
+ * 4.14 and later; never on Windows, which runs no purger); false from
  * platform_fence_all() means the barrier may not have happened. */
 bool platform_fence_all_ready(void);
 bool platform_fence_all(void);
