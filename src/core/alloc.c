@@ -81,23 +81,14 @@ static void start_purger_if_due(heap_t *heap) {
  * The purger is the only other thread that takes a live heap's pages_lock,
  * so the mark stands in for the lock over the whole refill. */
 static inline bool owner_keeps_purger_out(heap_t *heap) {
-  if (likely(atomic_load_relaxed(&xfence_ready))) {
-    atomic_store_relaxed(&heap->xowner_busy, 1);
-    atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
-    if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
-      TEST_HOOK(owner_marked, heap);
-      return true;
-    }
-    atomic_store_release(&heap->xowner_busy, 0);
-    TEST_COUNT(owner_found_purger);
-  }
+  if (likely(heap_mark_busy(heap))) return true;
   brief_lock_acquire(&heap->pages_lock);
   return false;
 }
 
 static inline void owner_lets_purger_in(heap_t *heap, bool marked) {
   if (marked)
-    atomic_store_release(&heap->xowner_busy, 0);
+    heap_unmark_busy(heap);
   else
     brief_lock_release(&heap->pages_lock);
 }

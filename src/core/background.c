@@ -83,7 +83,10 @@ void background_init(void) {
 
 static void background_body(void) {
   in_diag_set(true); /* its own allocations, if any, are never the program's */
-  if (atomic_load_relaxed(&xfence_registered)) atomic_store_relaxed(&xfence_ready, true);
+  if (atomic_load_relaxed(&xfence_registered)) {
+    atomic_store_relaxed(&xfence_ready, true);
+    atomic_store_relaxed(&xremote_batching, REMOTE_FREES_BATCHED);
+  }
   unsigned pause = ROUND_MIN_MS;
   for (;;) {
     platform_sleep_ms(pause);
@@ -110,7 +113,9 @@ void background_wanted(void) {
   if (heaps_threads_seen() < 2) return;
   brisk_memory_info info;
   memory_info(&info);
-  if (info.committed < BACKGROUND_AFTER && !heaps_thread_churn()) return;
+  if (info.committed < BACKGROUND_AFTER && !heaps_thread_churn() &&
+      atomic_load_relaxed(&xremote_batching) == REMOTE_FREES_UNSEEN)
+    return;
   int expected = IDLE;
   bool off = !option_get(OPTION_BACKGROUND) || option_get(OPTION_PURGE_DELAY) < 0;
   if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
@@ -128,6 +133,8 @@ void background_wanted(void) {
  * purges eagerly instead, as a single-threaded program does. */
 void background_after_fork(void) {
   atomic_store_relaxed(&xstate, OFF);
+  atomic_store_relaxed(&xremote_batching,
+                       REMOTE_FREES_SEEN); /* nothing would send an idle batch on */
   atomic_store_relaxed(&xmemory_purge_eagerly, true);
 }
 

@@ -293,6 +293,33 @@ extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
 #define TEST_HOOK(name, heap) ((void)0)
 #define TEST_COUNT(name) ((void)0)
 #endif
+/* The owner's half of the asymmetric fence (see alloc_locked), for a change
+ * to the heap that the background purger may also make: true when the
+ * thread is marked busy, so that the purger leaves the heap alone until
+ * heap_unmark_busy; false when there is no fence or the purger is in. */
+static inline bool heap_mark_busy(heap_t *heap) {
+  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
+  atomic_store_relaxed(&heap->xowner_busy, 1);
+  atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
+  if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
+    TEST_HOOK(owner_marked, heap);
+    return true;
+  }
+  atomic_store_release(&heap->xowner_busy, 0);
+  TEST_COUNT(owner_found_purger);
+  return false;
+}
+static inline void heap_unmark_busy(heap_t *heap) {
+  atomic_store_release(&heap->xowner_busy, 0);
+}
+/* Whether remote frees are batched (see free.c): only while the background
+ * purger runs with the fence, which sends an idle thread's batches on.
+ * Until then, a thread's REMOTE_FREES_WANT_PURGER'th remote free asks for
+ * the purger (background_wanted), however little the program has
+ * committed. */
+enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
+#define REMOTE_FREES_WANT_PURGER 1024
+INTERNAL extern _Atomic(uint8_t) xremote_batching;
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);
 }
@@ -617,6 +644,10 @@ INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
 /* The background purger's part, under pages_lock: blocks of pages no longer
  * parked move to those pages' remote lists (see free.c). */
 INTERNAL void free_delayed_release(heap_t *heap);
+/* Pushes every batch of remote frees the heap's thread has open, under
+ * pages_lock (its thread's housekeeping and exit, or the purger with the
+ * thread kept out). */
+INTERNAL void free_remote_batches_flush(heap_t *heap);
 
 /* ---- collect.c: giving memory back ------------------------------------------------------ */
 /* Collect the heap's frees, retire its empty pages, purge what has waited

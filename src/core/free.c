@@ -60,6 +60,97 @@ static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t
   }
 }
 
+/* ---- remote batches ----------------------------------------------------------
+ * A remote free's compare-and-swap is a locked instruction: it waits until
+ * the thread's earlier stores have reached the cache, among them the link
+ * just written into the block, whose line the owner's core holds when the
+ * owner wrote the block last (a message passed from one thread to the
+ * next). A thread that frees into another's pages therefore chains its
+ * frees into each page in a batch of its own heap, with plain stores, and
+ * pushes the chain with one compare-and-swap when it holds
+ * REMOTE_BATCH_MAX blocks, when another page takes its slot, and at the
+ * thread's housekeeping and exit; the background purger pushes the batches
+ * of a thread that has gone idle (collect_idle_pages), so no block waits
+ * long. Only while the purger runs with the fence (xremote_batching): the
+ * thread changes its batches with xowner_busy set, the purger with the
+ * thread kept out. */
+
+/* Pushes the chain head..tail, count blocks, onto page's remote list; as
+ * free_remote_push_unnoted does one block. */
+static void free_remote_push_chain(page_t *page, block_t *head, block_t *tail, uint32_t count) {
+  uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
+  for (;;) {
+    if (unlikely(seen & XFREE_NOTIFY)) {
+      if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
+        heap_t *owner = segment_of(page)->owner;
+        block_t *delayed = atomic_load_relaxed(&owner->xdelayed);
+        do {
+          tail->next = delayed;
+        } while (!atomic_cas_weak_release(&owner->xdelayed, &delayed, head));
+        return;
+      }
+      continue;
+    }
+    tail->next = XFREE_BLOCK(seen);
+    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
+    if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
+  }
+}
+
+static void remote_batch_push(heap_t *heap, remote_batch_t *batch) {
+  free_remote_push_chain(batch->page, batch->head, batch->tail, batch->count);
+  batch->page = NULL;
+  heap->remote_batches_open--;
+}
+
+/* The slot of page's batch: pages lie 256 bytes apart in a segment
+ * header, segments 4 MiB apart. */
+static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) {
+  uintptr_t key = (uintptr_t)page;
+  key = (key >> PAGE_DESCRIPTOR_SHIFT) ^ (key >> SEGMENT_SHIFT);
+  return &heap->remote_batches[key % REMOTE_BATCHES];
+}
+
+/* A batch for page in a slot that holds another page's, or none. */
+static NOINLINE void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page,
+                                       block_t *block) {
+  if (batch->page != NULL) remote_batch_push(heap, batch);
+  batch->page = page;
+  batch->head = batch->tail = block;
+  batch->count = 1;
+  heap->remote_batches_open++;
+}
+
+static NOINLINE void remote_batch_full(heap_t *heap, remote_batch_t *batch) {
+  remote_batch_push(heap, batch);
+}
+
+/* With heap's thread marked busy. */
+static inline void remote_batch_add(heap_t *heap, page_t *page, block_t *block) {
+  remote_batch_t *batch = remote_batch_of(heap, page);
+  if (unlikely(batch->page != page)) {
+    remote_batch_open(heap, batch, page, block);
+    return;
+  }
+  block->next = batch->head;
+  batch->head = block;
+  if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_full(heap, batch);
+}
+
+/* Before the purger runs: enough remote frees make it wanted (see
+ * xremote_batching); the thread's next slow path starts it. */
+static NOINLINE void remote_frees_count(heap_t *heap) {
+  if (++heap->remote_frees_unbatched < REMOTE_FREES_WANT_PURGER) return;
+  uint8_t unseen = REMOTE_FREES_UNSEEN;
+  atomic_compare_exchange_strong(&xremote_batching, &unseen, REMOTE_FREES_SEEN);
+  heap->purger_check_due = true;
+}
+
+void free_remote_batches_flush(heap_t *heap) {
+  for (remote_batch_t *batch = heap->remote_batches; heap->remote_batches_open != 0; batch++)
+    if (batch->page != NULL) remote_batch_push(heap, batch);
+}
+
 static void free_remote_push(heap_t *owner, page_t *page, block_t *block) {
   event_note(EVENT_REMOTE_FREE);
   free_remote_push_unnoted(owner, page, block);
@@ -169,10 +260,18 @@ void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
   heap_t *owner = segment->owner;
   /* With the profile on, frees went the long way above: the note of the
    * event is a call, and this path makes none and needs no stack frame. */
-  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner)))
+  if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner))) {
+    uint8_t batching = atomic_load_relaxed(&xremote_batching);
+    if (likely(batching == REMOTE_FREES_BATCHED) && likely(heap_mark_busy(heap))) {
+      remote_batch_add(heap, page, block);
+      heap_unmark_busy(heap);
+      return;
+    }
+    if (unlikely(batching == REMOTE_FREES_UNSEEN)) remote_frees_count(heap);
     free_remote_push_unnoted(owner, page, block);
-  else
+  } else {
     free_to_owner(heap, owner, page, block);
+  }
 }
 
 /* ---- what was wrong ---------------------------------------------------------- */

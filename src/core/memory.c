@@ -7,6 +7,7 @@ static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarg
 static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
 _Atomic(bool) xmemory_purge_eagerly = true;
 _Atomic(bool) xfence_ready;
+_Atomic(uint8_t) xremote_batching; /* REMOTE_FREES_UNSEEN */
 #ifdef BRISK_EAGER_PURGER
 __attribute__((visibility("default"))) test_hooks_t brisk_test_hooks;
 #endif

@@ -298,6 +298,22 @@ typedef struct span_arena_s {
   struct segment_s *first_segment; /* linked through segment->next */
 } span_arena_t;
 
+/* Blocks a thread freed into one page of another thread's heap, chained
+ * but not yet pushed onto the page's remote list (see free.c, "remote
+ * batches"): one compare-and-swap for up to REMOTE_BATCH_MAX frees. */
+typedef struct remote_batch_s {
+  struct page_s *page; /* NULL: the slot is empty */
+  block_t *head;       /* the last block freed; the chain ends at tail */
+  block_t *tail;
+  uint32_t count;
+} remote_batch_t;
+/* Slots, one open batch each, chosen by page: enough that a thread freeing
+ * blocks of a hundred classes in turn (a consumer of mixed-size messages)
+ * finds its batch open again before another page takes the slot. */
+#define REMOTE_BATCHES 128
+#define REMOTE_BATCH_MAX 8
+_Static_assert(REMOTE_BATCH_MAX >= 2, "a batch is pushed when a free brings it to the maximum");
+
 /* Who may touch a heap's own data (pages, queues, segments): its thread
  * while it is in use; once abandoned, whoever claims it for a moment (a
  * thread freeing into it, a sweep) or adopts it. */
@@ -339,6 +355,12 @@ typedef struct heap_s {
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
   span_arena_t spans;
+  /* This heap's thread's frees into other heaps' pages, batched: changed by
+   * the thread with xowner_busy set, or under pages_lock by the thread or
+   * the background purger (which sends an idle thread's batches on). */
+  uint32_t remote_batches_open;
+  uint32_t remote_frees_unbatched; /* counted until REMOTE_FREES_WANT_PURGER */
+  remote_batch_t remote_batches[REMOTE_BATCHES];
 } heap_t;
 
 #endif /* BRISK_CORE_TYPES_H */

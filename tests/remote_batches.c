@@ -1,0 +1,133 @@
+/* Frees into another thread's pages are batched (see src/core/free.c) and
+ * must all come home, even when the freeing thread then goes idle.
+ *
+ * The owner allocates blocks of one size; a second thread, which has a heap
+ * of its own, frees them all, then waits, as a pool thread does between
+ * tasks. In a first round those remote frees make the background purger
+ * wanted (a program with little memory committed has none until then); the
+ * test waits for it to run. In the second round, of blocks of another size,
+ * the frees are batched:
+ * each page's last few blocks wait in the freeing thread's batches (a page
+ * holds a number of these blocks that is not a multiple of
+ * REMOTE_BATCH_MAX), and only the purger can send them on once that thread
+ * is idle. The owner then collects (brisk_collect): every page of the
+ * second round must have come back free and been purged, so brisk commits
+ * no more than before that round. Without the purger's help each page
+ * keeps a few blocks in use, and the whole round, 800 KiB, stays
+ * committed. */
+#include "alloc_api.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* The first round's blocks are of another size than the second's, so that
+ * the second's pages hold nothing but the second round's blocks. */
+enum { BLOCKS = 4096, WARM_SIZE = 48, SIZE = 200, WAIT_MS = 5000 };
+
+static void *round_blocks[BLOCKS];
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static int allocated_rounds, freed_rounds, done;
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* Frees each round's blocks once the owner has allocated them, then waits. */
+static void *remote_freer(void *arg) {
+  (void)arg;
+  void *own = A_MALLOC(64); /* a heap of its own: its remote frees are batched */
+  REQUIRE(own != NULL);
+  for (int round = 1; round <= 2; round++) {
+    pthread_mutex_lock(&mutex);
+    while (allocated_rounds < round)
+      pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    for (int i = 0; i < BLOCKS; i++)
+      A_FREE(round_blocks[i]);
+    if (round == 1) { /* a slow path of this thread's: the purger, wanted now, starts here */
+      void *other = A_MALLOC(3000);
+      REQUIRE(other != NULL);
+      A_FREE(other);
+    }
+    pthread_mutex_lock(&mutex);
+    freed_rounds = round;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+  }
+  pthread_mutex_lock(&mutex); /* idle, alive, until the owner is done */
+  while (!done)
+    pthread_cond_wait(&changed, &mutex);
+  pthread_mutex_unlock(&mutex);
+  A_FREE(own);
+  return NULL;
+}
+
+static void allocate_round(size_t size) {
+  pthread_mutex_lock(&mutex);
+  for (int i = 0; i < BLOCKS; i++)
+    REQUIRE((round_blocks[i] = A_MALLOC(size)) != NULL);
+  allocated_rounds++;
+  pthread_cond_broadcast(&changed);
+  pthread_mutex_unlock(&mutex);
+}
+
+static void wait_freed(int round) {
+  pthread_mutex_lock(&mutex);
+  while (freed_rounds < round)
+    pthread_cond_wait(&changed, &mutex);
+  pthread_mutex_unlock(&mutex);
+}
+
+static size_t committed(void) {
+  brisk_memory_info info = {.struct_size = sizeof info};
+  REQUIRE(A_INFO_GET(&info) == 0);
+  return info.committed;
+}
+
+int main(void) {
+  api_init();
+  pthread_t thread;
+  REQUIRE(pthread_create(&thread, NULL, remote_freer, NULL) == 0);
+  allocate_round(WARM_SIZE);
+  wait_freed(1);
+  long waited = 0;
+  for (; !test_purger_running() && waited < WAIT_MS; waited += 10)
+    sleep_ms(10);
+  CHECK_MSG(test_purger_running(), "%d remote frees did not start the background purger", BLOCKS);
+
+  A_COLLECT();
+  size_t before = committed();
+  allocate_round(SIZE);
+  size_t full = committed();
+  wait_freed(2);
+  /* The freeing thread is idle now: the purger sends its batches on after
+   * IDLE_HEAP_MS (half a second), in a round that may come a second late. */
+  size_t after = full;
+  for (long idle = 0; idle < WAIT_MS; idle += 100) {
+    sleep_ms(100);
+    A_COLLECT();
+    after = committed();
+    if (after <= before + 64 * 1024) break;
+  }
+  printf("remote batches: purger running after %ld ms; committed %zu KiB before the round, "
+         "%zu KiB with its blocks live, %zu KiB once another thread freed them and went idle\n",
+         waited, before >> 10, full >> 10, after >> 10);
+  CHECK_MSG(full >= before + (size_t)BLOCKS * SIZE / 2,
+            "the round's %d blocks of %d bytes committed only %zu KiB", BLOCKS, SIZE,
+            (full - before) >> 10);
+  CHECK_MSG(after <= before + 64 * 1024,
+            "%zu KiB of the round's pages stay committed after %d ms: blocks that an idle thread "
+            "freed never came back (still in its batches?)",
+            (after - before) >> 10, WAIT_MS);
+
+  pthread_mutex_lock(&mutex);
+  done = 1;
+  pthread_cond_broadcast(&changed);
+  pthread_mutex_unlock(&mutex);
+  REQUIRE(pthread_join(thread, NULL) == 0);
+  return test_finish();
+}
