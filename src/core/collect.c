@@ -142,7 +142,23 @@ void collect_abandoned(bool force) {
   segment_cache_collect(now, force);
 }
 
+/* brisk_collect's visit to another live thread's heap: its batches of
+ * remote frees go out, as the purger sends an idle thread's, so that the
+ * pages they hold blocks of can be retired. */
+static void send_batches_of(heap_t *heap, void *arg) {
+  if (heap == arg || atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE ||
+      __atomic_load_n(&heap->remote_batches_open, __ATOMIC_RELAXED) == 0 ||
+      !brief_lock_try(&heap->pages_lock))
+    return;
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && owner_kept_out(heap)) {
+    free_remote_batches_flush(heap);
+    owner_let_in(heap);
+  }
+  brief_lock_release(&heap->pages_lock);
+}
+
 static void collect_all_locked(heap_t *heap) {
+  heaps_visit_unlocked(send_batches_of, heap);
   if (heap != &heap_empty) collect_heap(heap, true);
   collect_abandoned(true);
   uint64_t now = platform_clock_ms();
