@@ -27,6 +27,9 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
  * one of its own with room to carve, else a fresh page. Small classes carve
  * at once: their blocks are a fraction of an OS page. */
 static page_t *refill_locked(heap_t *heap, unsigned size_class) {
+  /* Blocks this thread freed into other heaps go home before it takes more
+   * memory: their owners may be about to need them. */
+  if (heap->remote_batches_open != 0) free_remote_batches_flush(heap);
   heap->counters.page_refills++;
   event_note(EVENT_REFILL);
   bool carve_first = class_size[size_class] <= SMALL_MAX;

@@ -318,7 +318,7 @@ static inline void heap_unmark_busy(heap_t *heap) {
  * the purger (background_wanted), however little the program has
  * committed. */
 enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
-#define REMOTE_FREES_WANT_PURGER 1024
+#define REMOTE_FREES_WANT_PURGER 2048
 INTERNAL extern _Atomic(uint8_t) xremote_batching;
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);

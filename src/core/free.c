@@ -65,15 +65,17 @@ static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t
  * the thread's earlier stores have reached the cache, among them the link
  * just written into the block, whose line the owner's core holds when the
  * owner wrote the block last (a message passed from one thread to the
- * next). A thread that frees into another's pages therefore chains its
- * frees into each page in a batch of its own heap, with plain stores, and
- * pushes the chain with one compare-and-swap when it holds
- * REMOTE_BATCH_MAX blocks, when another page takes its slot, and at the
- * thread's housekeeping and exit; the background purger pushes the batches
- * of a thread that has gone idle (collect_idle_pages), so no block waits
- * long. Only while the purger runs with the fence (xremote_batching): the
- * thread changes its batches with xowner_busy set, the purger with the
- * thread kept out. */
+ * next). A thread that frees blocks of up to REMOTE_BATCH_BLOCK_MAX bytes
+ * into another's pages therefore chains them into a batch per page in its
+ * own heap, with plain stores, and pushes the chain with one
+ * compare-and-swap when it holds REMOTE_BATCH_MAX blocks, when another page
+ * takes its slot, and at the thread's refills, housekeeping and exit; the
+ * background purger pushes the batches
+ * of a thread that has gone idle (collect_idle_pages), and brisk_collect()
+ * every live thread's, so no block waits long. Only while the purger runs
+ * with the fence (xremote_batching): the thread changes its batches with
+ * xowner_busy set, the purger and brisk_collect() with the thread kept out
+ * and the heap's pages_lock held. */
 
 /* Pushes the chain head..tail, count blocks, onto page's remote list; as
  * free_remote_push_unnoted does one block. */
@@ -97,8 +99,22 @@ static void free_remote_push_chain(page_t *page, block_t *head, block_t *tail, u
   }
 }
 
+static void free_local_slow(heap_t *heap, page_t *page, block_t *block);
+
+/* A batch goes onto its page's remote list; or, when the page's owner has
+ * exited meanwhile, straight home as free_into_abandoned sends one block,
+ * so that its pages retire now rather than at the next sweep. */
 static void remote_batch_push(heap_t *heap, remote_batch_t *batch) {
-  free_remote_push_chain(batch->page, batch->head, batch->tail, batch->count);
+  heap_t *owner = segment_of(batch->page)->owner;
+  if (heap_is_abandoned(owner) && heap_claim(owner)) {
+    for (block_t *block = batch->head, *next; block != NULL; block = next) {
+      next = block == batch->tail ? NULL : block->next;
+      free_local_slow(owner, batch->page, block);
+    }
+    heap_unclaim(owner);
+  } else {
+    free_remote_push_chain(batch->page, batch->head, batch->tail, batch->count);
+  }
   batch->page = NULL;
   heap->remote_batches_open--;
 }
@@ -259,10 +275,12 @@ void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
   block->cookie = free_cookie();
   heap_t *owner = segment->owner;
   /* With the profile on, frees went the long way above: the note of the
-   * event is a call, and this path makes none and needs no stack frame. */
+   * event is a call, and this path needs no stack frame (a batch's rare
+   * turns, opening and pushing it, are calls out of line). */
   if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner))) {
     uint8_t batching = atomic_load_relaxed(&xremote_batching);
-    if (likely(batching == REMOTE_FREES_BATCHED) && likely(heap_mark_busy(heap))) {
+    if (likely(batching == REMOTE_FREES_BATCHED) && page->block_size <= REMOTE_BATCH_BLOCK_MAX &&
+        likely(heap_mark_busy(heap))) {
       remote_batch_add(heap, page, block);
       heap_unmark_busy(heap);
       return;

@@ -312,6 +312,11 @@ typedef struct remote_batch_s {
  * finds its batch open again before another page takes the slot. */
 #define REMOTE_BATCHES 128
 #define REMOTE_BATCH_MAX 8
+/* Only blocks this small are batched: a block in a batch is still in use
+ * for its owner, and held medium blocks raised a pool's peak (four threads
+ * that free each other's blocks after each burst: 116.5 MB against 115.0,
+ * with small blocks alone 114.7). */
+#define REMOTE_BATCH_BLOCK_MAX 1024
 _Static_assert(REMOTE_BATCH_MAX >= 2, "a batch is pushed when a free brings it to the maximum");
 
 /* Who may touch a heap's own data (pages, queues, segments): its thread
