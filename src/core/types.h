@@ -311,11 +311,15 @@ typedef struct remote_batch_s {
  * blocks of a hundred classes in turn (a consumer of mixed-size messages)
  * finds its batch open again before another page takes the slot. */
 #define REMOTE_BATCHES 128
-#define REMOTE_BATCH_MAX 8
-/* Only blocks this small are batched: a block in a batch is still in use
- * for its owner, and held medium blocks raised a pool's peak (four threads
- * that free each other's blocks after each burst: 116.5 MB against 115.0,
- * with small blocks alone 114.7). */
+#define REMOTE_BATCH_MAX 4
+/* Four a batch: with eight, four threads passing messages on two cores
+ * ran slower whenever a thread was descheduled holding its batches (a
+ * median of 0.544 s against 0.465 before batching, 0.474 with four; two
+ * threads 0.452, 0.560 and 0.473 s). Only blocks this small are batched: a
+ * block in a batch is still in use for its owner, and held medium blocks
+ * raised a pool's peak (four threads that free each other's blocks after
+ * each burst, batches of eight: 116.5 MB against 115.0, with small blocks
+ * alone 114.7). */
 #define REMOTE_BATCH_BLOCK_MAX 1024
 _Static_assert(REMOTE_BATCH_MAX >= 2, "a batch is pushed when a free brings it to the maximum");
 
