@@ -133,8 +133,8 @@ void background_wanted(void) {
  * purges eagerly instead, as a single-threaded program does. */
 void background_after_fork(void) {
   atomic_store_relaxed(&xstate, OFF);
-  atomic_store_relaxed(&xremote_batching,
-                       REMOTE_FREES_SEEN); /* nothing would send an idle batch on */
+  /* No batches of remote frees: nothing would send an idle thread's on. */
+  atomic_store_relaxed(&xremote_batching, REMOTE_FREES_SEEN);
   atomic_store_relaxed(&xmemory_purge_eagerly, true);
 }
 

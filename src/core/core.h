@@ -644,9 +644,9 @@ INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
 /* The background purger's part, under pages_lock: blocks of pages no longer
  * parked move to those pages' remote lists (see free.c). */
 INTERNAL void free_delayed_release(heap_t *heap);
-/* Pushes every batch of remote frees the heap's thread has open, under
- * pages_lock (its thread's housekeeping and exit, or the purger with the
- * thread kept out). */
+/* Pushes every batch of remote frees the heap's thread has open: by the
+ * thread on its refills, or under pages_lock (its housekeeping and exit,
+ * or the purger and brisk_collect() with the thread kept out). */
 INTERNAL void free_remote_batches_flush(heap_t *heap);
 
 /* ---- collect.c: giving memory back ------------------------------------------------------ */

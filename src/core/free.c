@@ -70,12 +70,13 @@ static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t
  * own heap, with plain stores, and pushes the chain with one
  * compare-and-swap when it holds REMOTE_BATCH_MAX blocks, when another page
  * takes its slot, and at the thread's refills, housekeeping and exit; the
- * background purger pushes the batches
- * of a thread that has gone idle (collect_idle_pages), and brisk_collect()
- * every live thread's, so no block waits long. Only while the purger runs
- * with the fence (xremote_batching): the thread changes its batches with
- * xowner_busy set, the purger and brisk_collect() with the thread kept out
- * and the heap's pages_lock held. */
+ * background purger pushes the batches of a thread that has gone idle
+ * (collect_idle_pages), and brisk_collect() every live thread's, so no
+ * block waits long. Only while the purger runs with the fence
+ * (xremote_batching): the thread changes its batches with xowner_busy set,
+ * the purger and brisk_collect() with the thread kept out and the heap's
+ * pages_lock held. remote_batches_open is read without either, as a hint
+ * (send_batches_of), so it is stored with relaxed atomics. */
 
 /* Pushes the chain head..tail, count blocks, onto page's remote list; as
  * free_remote_push_unnoted does one block. */
@@ -116,7 +117,7 @@ static void remote_batch_push(heap_t *heap, remote_batch_t *batch) {
     free_remote_push_chain(batch->page, batch->head, batch->tail, batch->count);
   }
   batch->page = NULL;
-  heap->remote_batches_open--;
+  __atomic_store_n(&heap->remote_batches_open, heap->remote_batches_open - 1, __ATOMIC_RELAXED);
 }
 
 /* The slot of page's batch: pages lie 256 bytes apart in a segment
@@ -134,7 +135,7 @@ static NOINLINE void remote_batch_open(heap_t *heap, remote_batch_t *batch, page
   batch->page = page;
   batch->head = batch->tail = block;
   batch->count = 1;
-  heap->remote_batches_open++;
+  __atomic_store_n(&heap->remote_batches_open, heap->remote_batches_open + 1, __ATOMIC_RELAXED);
 }
 
 static NOINLINE void remote_batch_full(heap_t *heap, remote_batch_t *batch) {
