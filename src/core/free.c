@@ -20,12 +20,13 @@ static void free_local_slow(heap_t *heap, page_t *page, block_t *block) {
   if (--page->used == 0) page_retire_locked(heap, page);
 }
 
-/* The delayed list, remote half: a block for a parked page of owner. */
-static void free_delayed_push(heap_t *owner, block_t *block) {
+/* The delayed list, remote half: blocks head..tail (linked through next)
+ * for a parked page of owner. */
+static void free_delayed_push(heap_t *owner, block_t *head, block_t *tail) {
   block_t *seen = atomic_load_relaxed(&owner->xdelayed);
   do {
-    block->next = seen;
-  } while (!atomic_cas_weak_release(&owner->xdelayed, &seen, block));
+    tail->next = seen;
+  } while (!atomic_cas_weak_release(&owner->xdelayed, &seen, head));
 }
 
 /* The delayed list, owner half: the blocks go home, unparking their pages
@@ -42,22 +43,41 @@ bool free_delayed_drain(heap_t *heap) {
   return drained;
 }
 
-/* A block of another thread's heap: onto its page's remote list (the
- * profile's event noted by the caller). */
-static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t *block) {
+/* Blocks head..tail, count of them, of another thread's heap: onto their
+ * page's remote list, the list's count raised by count (the profile's event
+ * noted by the caller). */
+static inline void free_remote_push_chain(heap_t *owner, page_t *page, block_t *head, block_t *tail,
+                                          uint32_t count) {
   uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
   for (;;) {
     if (unlikely(seen & XFREE_NOTIFY)) {
       if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
-        free_delayed_push(owner, block);
+        free_delayed_push(owner, head, tail);
         return;
       }
       continue;
     }
-    block->next = XFREE_BLOCK(seen);
-    uintptr_t pushed = (uintptr_t)block | ((seen & ~(XFREE_ONE - 1)) + XFREE_ONE);
+    tail->next = XFREE_BLOCK(seen);
+    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
     if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
   }
+}
+
+static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t *block) {
+  free_remote_push_chain(owner, page, block, block, 1);
+}
+
+/* Blocks head..tail of one page of a heap whose thread has exited: while the
+ * heap is claimed it is ours, so they go straight home (retiring their page
+ * when it empties) instead of waiting for a sweep or a new owner. */
+static bool free_into_abandoned(heap_t *owner, page_t *page, block_t *head, block_t *tail) {
+  if (!heap_is_abandoned(owner) || !heap_claim(owner)) return false;
+  for (block_t *block = head, *next; block != NULL; block = next) {
+    next = block == tail ? NULL : block->next;
+    free_local_slow(owner, page, block);
+  }
+  heap_unclaim(owner);
+  return true;
 }
 
 /* ---- remote batches ----------------------------------------------------------
@@ -78,44 +98,13 @@ static inline void free_remote_push_unnoted(heap_t *owner, page_t *page, block_t
  * pages_lock held. remote_batches_open is read without either, as a hint
  * (send_batches_of), so it is stored with relaxed atomics. */
 
-/* Pushes the chain head..tail, count blocks, onto page's remote list; as
- * free_remote_push_unnoted does one block. */
-static void free_remote_push_chain(page_t *page, block_t *head, block_t *tail, uint32_t count) {
-  uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
-  for (;;) {
-    if (unlikely(seen & XFREE_NOTIFY)) {
-      if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
-        heap_t *owner = segment_of(page)->owner;
-        block_t *delayed = atomic_load_relaxed(&owner->xdelayed);
-        do {
-          tail->next = delayed;
-        } while (!atomic_cas_weak_release(&owner->xdelayed, &delayed, head));
-        return;
-      }
-      continue;
-    }
-    tail->next = XFREE_BLOCK(seen);
-    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
-    if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
-  }
-}
-
-static void free_local_slow(heap_t *heap, page_t *page, block_t *block);
-
 /* A batch goes onto its page's remote list; or, when the page's owner has
- * exited meanwhile, straight home as free_into_abandoned sends one block,
- * so that its pages retire now rather than at the next sweep. */
-static void remote_batch_push(heap_t *heap, remote_batch_t *batch) {
+ * exited meanwhile, straight home, so that its pages retire now rather than
+ * at the next sweep. */
+static NOINLINE void remote_batch_push(heap_t *heap, remote_batch_t *batch) {
   heap_t *owner = segment_of(batch->page)->owner;
-  if (heap_is_abandoned(owner) && heap_claim(owner)) {
-    for (block_t *block = batch->head, *next; block != NULL; block = next) {
-      next = block == batch->tail ? NULL : block->next;
-      free_local_slow(owner, batch->page, block);
-    }
-    heap_unclaim(owner);
-  } else {
-    free_remote_push_chain(batch->page, batch->head, batch->tail, batch->count);
-  }
+  if (!free_into_abandoned(owner, batch->page, batch->head, batch->tail))
+    free_remote_push_chain(owner, batch->page, batch->head, batch->tail, batch->count);
   batch->page = NULL;
   __atomic_store_n(&heap->remote_batches_open, heap->remote_batches_open - 1, __ATOMIC_RELAXED);
 }
@@ -138,10 +127,6 @@ static NOINLINE void remote_batch_open(heap_t *heap, remote_batch_t *batch, page
   __atomic_store_n(&heap->remote_batches_open, heap->remote_batches_open + 1, __ATOMIC_RELAXED);
 }
 
-static NOINLINE void remote_batch_full(heap_t *heap, remote_batch_t *batch) {
-  remote_batch_push(heap, batch);
-}
-
 /* With heap's thread marked busy. */
 static inline void remote_batch_add(heap_t *heap, page_t *page, block_t *block) {
   remote_batch_t *batch = remote_batch_of(heap, page);
@@ -151,7 +136,7 @@ static inline void remote_batch_add(heap_t *heap, page_t *page, block_t *block) 
   }
   block->next = batch->head;
   batch->head = block;
-  if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_full(heap, batch);
+  if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_push(heap, batch);
 }
 
 /* Before the purger runs: enough remote frees make it wanted (see
@@ -187,21 +172,11 @@ void free_delayed_release(heap_t *heap) {
     block_t *next = block->next;
     page_t *page = page_of(segment_of(block), block);
     if (atomic_load_relaxed(&page->xflags) & PAGE_IN_FULL)
-      free_delayed_push(heap, block);
+      free_delayed_push(heap, block, block);
     else
       free_remote_push_unnoted(heap, page, block);
     block = next;
   }
-}
-
-/* A block of a heap whose thread has exited: while the heap is claimed it is
- * ours, so the block goes straight home (retiring its page when it empties)
- * instead of waiting for a sweep or a new owner. */
-static bool free_into_abandoned(heap_t *owner, page_t *page, block_t *block) {
-  if (!heap_is_abandoned(owner) || !heap_claim(owner)) return false;
-  free_local_slow(owner, page, block);
-  heap_unclaim(owner);
-  return true;
 }
 
 /* The block that p was handed out as: p itself, or on a page with aligned
@@ -229,7 +204,7 @@ static NOINLINE void free_to_owner(heap_t *heap, heap_t *owner, page_t *page, bl
     brief_lock_acquire(&owner->pages_lock);
     free_local_slow(owner, page, block);
     brief_lock_release(&owner->pages_lock);
-  } else if (!free_into_abandoned(owner, page, block))
+  } else if (!free_into_abandoned(owner, page, block, block))
     free_remote_push(owner, page, block);
 }
 
