@@ -43,7 +43,7 @@ typedef struct chunk_s {
   _Atomic(uint64_t) xhead;
   struct chunk_s *next; /* free chunks only */
   struct chunk_s *prev;
-  uint64_t free_ms; /* free chunks: since when */
+  uint64_t free_ms; /* free chunks: when the purger first saw it free (0: not yet) */
 } chunk_t;
 
 #define ARENA_AREA_START align_up(sizeof(segment_t) + sizeof(page_t), 64)
@@ -160,14 +160,16 @@ static bool bin_take(span_arena_t *arena, chunk_t *chunk) {
   return true;
 }
 
-/* The time of the purger's last round: a chunk's free time, read without a
- * system call (a free that read the clock took 15% longer on thread churn). */
-static _Atomic(uint64_t) xarena_clock_ms;
-
 /* Marks a chunk free: header, footer, and the next chunk's flag. */
 static void chunk_make_free(chunk_t *chunk, size_t size, uint64_t prev_flag) {
   chunk_set(chunk, size | prev_flag);
-  chunk->free_ms = atomic_load_relaxed(&xarena_clock_ms);
+  /* Timed from the purger's first sight of it, not read from the clock: a
+   * free that read the clock took 15% longer on thread churn, and one that
+   * read the time of the purger's last round (up to a second old while the
+   * purger backs off) took a chunk for expired as soon as it was freed, so
+   * a pool pausing 50 ms between bursts faulted its large blocks in again
+   * after every pause. */
+  chunk->free_ms = 0;
   *(uint64_t *)((uint8_t *)chunk + size - 8) = size;
   chunk_t *next = chunk_at(chunk, size);
   atomic_fetch_and_explicit(&next->xhead, ~CHUNK_PREV_INUSE, memory_order_relaxed);
@@ -541,6 +543,10 @@ static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_a
   size_t dirty = 0;
   for (unsigned bin = 0; bin < ARENA_BITMAP_WORDS * 64; bin++) {
     for (chunk_t *chunk = arena->bins[bin]; chunk != NULL; chunk = chunk->next) {
+      if (chunk->free_ms == 0) { /* first seen free: its wait starts now */
+        chunk->free_ms = now;
+        pending = true;
+      }
       if (head_of(chunk) & CHUNK_PURGED) continue;
       if (now < chunk->free_ms + min_age_ms) {
         pending = true;
@@ -566,7 +572,6 @@ static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_a
  * owner is at it. */
 bool span_purge_expired(heap_t *heap, uint64_t now, bool force) {
   span_arena_t *arena = &heap->spans;
-  if (atomic_load_relaxed(&xarena_clock_ms) < now) atomic_store_relaxed(&xarena_clock_ms, now);
   if (atomic_load_relaxed(&arena->xsegments) == 0 || (!force && memory_purge_never())) return false;
   if (force)
     brief_lock_acquire(&arena->lock);
