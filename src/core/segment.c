@@ -377,6 +377,7 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
   segment->free_mask &= ~bit;
   segment->dirty_mask &= ~bit;
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
+    heap->drawn_ms[kind] = platform_clock_ms();
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
     chosen->zero_from = UINT32_MAX;
     if (chosen->tail_purged) {
@@ -507,9 +508,14 @@ static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now
 static void purge_expired_locked(heap_t *heap, uint64_t now, bool force) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (heap->dirty_bytes == 0 || (delay < 0 && !force)) return;
-  for (int kind = 0; kind < SEGMENT_KIND_COUNT; kind++)
+  for (int kind = 0; kind < SEGMENT_KIND_COUNT; kind++) {
+    /* A heap drawing on its free pages of a kind keeps them: it is about
+     * to take the rest (a cache refilled after its entries were removed
+     * had a third of its pages purged and faulted in again). */
+    if (!force && now < heap->drawn_ms[kind] + (uint64_t)delay) continue;
     for (segment_t *segment = heap->segments[kind].first; segment != NULL; segment = segment->next)
       if (segment->dirty_mask != 0) purge_segment_expired(heap, segment, now, delay, force);
+  }
 }
 
 /* Expired cached segments are purged; brisk_collect() (force) unmaps them all. */

@@ -1,0 +1,108 @@
+/* A thread that allocates again what it freed a while ago takes its free
+ * pages back resident: housekeeping does not purge them under it.
+ *
+ * A heap's free pages are purged once they have waited the purge delay
+ * (10 ms), by the thread's own housekeeping on its slow path. A program
+ * that empties a table and fills it again (a cache between rounds) used to
+ * have that housekeeping, early in the refill, purge every free page not
+ * yet taken back, and fault them in again a moment later. So while a heap
+ * is taking free resident pages of a kind, no page of that kind is purged;
+ * once it has stopped for the purge delay, they are, as before.
+ *
+ * One thread (so no background purger: what purges is housekeeping alone):
+ * 3 MiB of 256-byte blocks, freed (less than the 4 MiB a heap keeps free
+ * without a purger), a pause of 30 ms, the same blocks again: no purge may
+ * happen while they are allocated, and nothing is committed afresh. Then
+ * they are freed again, and after another pause the thread allocates and
+ * frees one 48-byte block after another for 50 ms (each allocation a slow
+ * call, none taking a page after the first): the 256-byte pages, no longer
+ * drawn on, are purged by then. */
+#include "alloc_api.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+enum { COUNT = 12288, SIZE = 256, OTHER_SIZE = 48 };
+
+static void *blocks[COUNT];
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static unsigned long long purges(void) {
+  brisk_stats stats = {.struct_size = sizeof stats};
+  REQUIRE(A_STATS_GET(&stats) == 0);
+  return stats.os_purges;
+}
+
+static size_t committed(void) {
+  brisk_memory_info info = {.struct_size = sizeof info};
+  REQUIRE(A_INFO_GET(&info) == 0);
+  return info.committed;
+}
+
+static void allocate_all(void) {
+  for (int i = 0; i < COUNT; i++) {
+    REQUIRE((blocks[i] = A_MALLOC(SIZE)) != NULL);
+    memset(blocks[i], 0x6b, SIZE);
+  }
+}
+
+static void free_all(void) {
+  for (int i = 0; i < COUNT; i++)
+    A_FREE(blocks[i]);
+}
+
+int main(void) {
+  api_init();
+  size_t before = committed();
+  allocate_all();
+  size_t full = committed();
+  free_all();
+  sleep_ms(30);
+  unsigned long long purges_before = purges();
+  allocate_all();
+  unsigned long long refill_purges = purges() - purges_before;
+  size_t again = committed();
+  printf("drawn pages: %zu KiB committed for the blocks, %zu KiB when allocated again after a "
+         "30 ms pause, %llu purges meanwhile\n",
+         (full - before) >> 10, (again - before) >> 10, refill_purges);
+  CHECK_MSG(refill_purges == 0,
+            "%llu purges while the thread took its free pages back: housekeeping purged pages "
+            "it was about to take",
+            refill_purges);
+  CHECK_MSG(again <= full, "allocated again, the blocks committed %zu KiB more than at first",
+            (again - full) >> 10);
+
+  /* No longer drawn on, the free pages are purged after all. */
+  free_all();
+  sleep_ms(30);
+  size_t freed = committed();
+  purges_before = purges();
+  long calls = 0;
+  for (double start = now_ms(); now_ms() - start < 50; calls++) {
+    void *p = A_MALLOC(OTHER_SIZE);
+    REQUIRE(p != NULL);
+    memset(p, 0x2d, OTHER_SIZE);
+    A_FREE(p);
+  }
+  unsigned long long later_purges = purges() - purges_before;
+  size_t after = committed();
+  printf("drawn pages: %zu KiB committed with the blocks freed; %llu purges while %ld blocks of "
+         "%d bytes came and went in 50 ms, %zu KiB committed then\n",
+         (freed - before) >> 10, later_purges, calls, OTHER_SIZE, (after - before) >> 10);
+  CHECK_MSG(later_purges > 0 && after + (full - before) / 2 <= freed,
+            "the free %d-byte pages stayed committed while the thread allocated other blocks "
+            "for 50 ms (%llu purges; %zu KiB committed, %zu KiB before)",
+            SIZE, later_purges, (after - before) >> 10, (freed - before) >> 10);
+  return test_finish();
+}
