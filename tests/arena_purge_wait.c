@@ -13,8 +13,8 @@
  * With the purger running (a second thread, and 20 MiB of live blocks),
  * the main thread allocates and frees 4 MiB of such blocks four times and
  * watches brisk's committed memory: the purge may not come sooner than
- * 90 ms after the free (10 ms of slack for the round's own reading of the
- * clock), and must come within 5 s. The first burst comes after an idle
+ * 90 ms after the free (10 ms of slack for the coarse clock brisk
+ * reads), and must come within 5 s. The first burst comes after an idle
  * second and a half; each of the others frees 70 ms after the last purge
  * was seen, between the purger's rounds 50 and 150 ms after that purge, so
  * that with the old time the second of those rounds purged the chunks some
@@ -25,9 +25,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
-
-#define KIB ((size_t)1024)
-#define MIB (KIB * KIB)
 
 enum { BALLAST_COUNT = 640, BALLAST_SIZE = 32 * 1024 }; /* 20 MiB on pages, kept live */
 enum { CHUNK_COUNT = 32, CHUNK_SIZE = 128 * 1024 };     /* 4 MiB of arena chunks */
@@ -125,9 +122,7 @@ int main(void) {
     sleep_ms(10);
   }
   CHECK_MSG(test_purger_running(), "20 MiB committed on two threads did not start the purger");
-  if (test_purger_running()) {
-    bursts();
-  }
+  if (test_purger_running()) bursts();
 
   pthread_mutex_lock(&mutex);
   done = 1;

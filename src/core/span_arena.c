@@ -498,11 +498,12 @@ size_t span_usable_size(segment_t *segment, const void *p) {
   return CHUNK_SIZE(head_of(chunk)) - CHUNK_HEADER;
 }
 
-/* Gives back to the OS the segments that are one free chunk, expired (all
- * of them when force), but one: a heap that empties its arena and fills it
- * again (a thread per task, a pool between bursts) would otherwise map and
- * unmap a segment each time. */
-static void arena_release_empty(span_arena_t *arena, uint64_t now, bool force) {
+/* Gives back to the OS the segments that are one free chunk free for
+ * min_age_ms (all of them when force), but one: a heap that empties its
+ * arena and fills it again (a thread per task, a pool between bursts) would
+ * otherwise map and unmap a segment each time. */
+static void arena_release_empty(span_arena_t *arena, uint64_t now, uint64_t min_age_ms,
+                                bool force) {
   const size_t whole = ARENA_AREA_END - ARENA_AREA_START;
   unsigned bin = bin_of(whole);
   chunk_t *chunk = arena->bins[bin];
@@ -510,7 +511,7 @@ static void arena_release_empty(span_arena_t *arena, uint64_t now, bool force) {
     chunk_t *next = chunk->next;
     uint64_t head = head_of(chunk);
     size_t kept = force ? 0 : 1;
-    if (CHUNK_SIZE(head) == whole && (force || now >= chunk->free_ms + ARENA_PURGE_MS) &&
+    if (CHUNK_SIZE(head) == whole && (force || now >= chunk->free_ms + min_age_ms) &&
         atomic_load_relaxed(&arena->xsegments) > kept) {
       if (chunk->prev != NULL)
         chunk->prev->next = next;
@@ -562,7 +563,7 @@ static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_a
     }
   }
   arena->dirty_bytes = dirty;
-  arena_release_empty(arena, now, force);
+  arena_release_empty(arena, now, min_age_ms, force);
   return pending;
 }
 
@@ -577,6 +578,10 @@ bool span_purge_expired(heap_t *heap, uint64_t now, bool force) {
     brief_lock_acquire(&arena->lock);
   else if (!brief_lock_try(&arena->lock))
     return true;
+  /* Read again under the lock, so that no chunk freed before the lock was
+   * taken is timed from before its free: the purger runs at the lowest
+   * priority and may have been preempted since its caller read the clock. */
+  now = platform_clock_ms();
   bool pending = arena_purge_locked(arena, now, force ? 0 : ARENA_PURGE_MS, force);
   brief_lock_release(&arena->lock);
   return pending;

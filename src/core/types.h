@@ -355,7 +355,9 @@ typedef struct heap_s {
   platform_lock_t segments_lock;
   segment_list_t segments[SEGMENT_KIND_COUNT]; /* segments with a free page */
   size_t dirty_bytes;                          /* free, unpurged, in this heap */
-  uint64_t drawn_ms[SEGMENT_KIND_COUNT];       /* when it last took a free resident page */
+  /* When it last took a free resident page of each kind: that kind's free
+   * pages are not purged until the purge delay has passed since. */
+  uint64_t drawn_ms[SEGMENT_KIND_COUNT];
   uint64_t slow_calls;
   uint64_t next_housekeeping_ms;
   bool purger_check_due; /* a refill went as far as mapping: is the purger wanted? */
