@@ -20,6 +20,7 @@
  * that with the old time the second of those rounds purged the chunks some
  * 70 ms after their free. */
 #include "alloc_api.h"
+#include "test_time.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -36,17 +37,6 @@ static void *chunks[CHUNK_COUNT];
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int done;
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static size_t committed(void) {
   brisk_memory_info info = {.struct_size = sizeof info};

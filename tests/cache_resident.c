@@ -18,6 +18,7 @@
  *           those in the cache sooner than 100 ms after the frees began, and
  *           all within 5 s. */
 #include "alloc_api.h"
+#include "test_time.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -37,17 +38,6 @@ static uintptr_t segments[SEGMENTS + 1];
 static size_t block_count, segment_count;
 
 static bool expire; /* the mode: see above */
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
 
 /* Resident share of a segment, in percent. */
 static size_t resident_percent(uintptr_t segment) {

@@ -18,6 +18,7 @@
  * call, none taking a page after the first): the 256-byte pages, no longer
  * drawn on, are purged by then. */
 #include "alloc_api.h"
+#include "test_time.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -26,17 +27,6 @@
 enum { COUNT = 12288, SIZE = 256, OTHER_SIZE = 48 };
 
 static void *blocks[COUNT];
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static unsigned long long purges(void) {
   brisk_stats stats = {.struct_size = sizeof stats};

@@ -16,6 +16,7 @@
  * (Linux before 4.14), and in a ThreadSanitizer build (which keeps the
  * lock), the test says so and is skipped (exit 77). */
 #include "alloc_api.h"
+#include "test_time.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -38,12 +39,6 @@ extern test_hooks_t brisk_test_hooks;
 
 #define KIB ((size_t)1024)
 enum { BLOCK = 16 * 1024, COUNT = 8, WAIT_MS = 5000 };
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static void pause_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000};

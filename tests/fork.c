@@ -19,6 +19,7 @@
 
 #include "alloc_api.h"
 #include "pattern.h"
+#include "test_time.h"
 
 #define BG_THREADS 2
 #define CHILD_TIMEOUT_MS 20000
@@ -134,11 +135,6 @@ static void on_alarm(int sig) {
   ssize_t w = write(2, msg, sizeof msg - 1);
   (void)w;
   _exit(2);
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
 }
 
 int main(void) {

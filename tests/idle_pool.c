@@ -22,6 +22,7 @@
  * checked too, except under ThreadSanitizer or AddressSanitizer, whose
  * shadow memory for what was touched stays resident. */
 #include "alloc_api.h"
+#include "test_time.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -59,11 +60,6 @@ static void stage_wait(int value) {
 
 static size_t block_size(size_t i) {
   return i < SMALL_COUNT ? SMALL : i < SMALL_COUNT + MEDIUM_COUNT ? MEDIUM : LARGE;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
 }
 
 static void *owner(void *arg) {

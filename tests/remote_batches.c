@@ -16,6 +16,7 @@
  * round, 800 KiB, stays committed. A third round checks that
  * brisk_collect() sends the other thread's batches on at once. */
 #include "alloc_api.h"
+#include "test_time.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -32,11 +33,6 @@ static void *round_blocks[BLOCKS];
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int allocated_rounds, freed_rounds, done;
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
 
 /* Frees each round's blocks once the owner has allocated them, then waits. */
 static void *remote_freer(void *arg) {
