@@ -38,12 +38,6 @@ static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int done;
 
-static size_t committed(void) {
-  brisk_memory_info info = {.struct_size = sizeof info};
-  REQUIRE(A_INFO_GET(&info) == 0);
-  return info.committed;
-}
-
 /* A second thread that has allocated: the purger is for multithreaded
  * programs. It waits, alive, until the end. */
 static void *second_thread(void *arg) {
@@ -62,7 +56,7 @@ static void *second_thread(void *arg) {
  * returns the ms since from_ms at which it did, or -1. */
 static double wait_below(size_t bound, double from_ms) {
   while (now_ms() - from_ms < WAIT_MS) {
-    if (committed() < bound) return now_ms() - from_ms;
+    if (api_info().committed < bound) return now_ms() - from_ms;
     sleep_ms(5);
   }
   return -1;
@@ -71,12 +65,12 @@ static double wait_below(size_t bound, double from_ms) {
 static void bursts(void) {
   for (int burst = 0; burst < 4; burst++) {
     sleep_ms(burst == 0 ? 1500 : 70);
-    size_t before = committed();
+    size_t before = api_info().committed;
     for (int i = 0; i < CHUNK_COUNT; i++) {
       REQUIRE((chunks[i] = A_MALLOC(CHUNK_SIZE)) != NULL);
       memset(chunks[i], 0x5a, CHUNK_SIZE);
     }
-    size_t full = committed();
+    size_t full = api_info().committed;
     CHECK_MSG(full >= before + (size_t)CHUNK_COUNT * CHUNK_SIZE / 2,
               "burst %d: %d blocks of %d KiB committed only %zu KiB", burst, CHUNK_COUNT,
               CHUNK_SIZE / 1024, (full - before) >> 10);

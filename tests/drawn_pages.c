@@ -28,18 +28,6 @@ enum { COUNT = 12288, SIZE = 256, OTHER_SIZE = 48 };
 
 static void *blocks[COUNT];
 
-static unsigned long long purges(void) {
-  brisk_stats stats = {.struct_size = sizeof stats};
-  REQUIRE(A_STATS_GET(&stats) == 0);
-  return stats.os_purges;
-}
-
-static size_t committed(void) {
-  brisk_memory_info info = {.struct_size = sizeof info};
-  REQUIRE(A_INFO_GET(&info) == 0);
-  return info.committed;
-}
-
 static void allocate_all(void) {
   for (int i = 0; i < COUNT; i++) {
     REQUIRE((blocks[i] = A_MALLOC(SIZE)) != NULL);
@@ -54,15 +42,15 @@ static void free_all(void) {
 
 int main(void) {
   api_init();
-  size_t before = committed();
+  size_t before = api_info().committed;
   allocate_all();
-  size_t full = committed();
+  size_t full = api_info().committed;
   free_all();
   sleep_ms(30);
-  unsigned long long purges_before = purges();
+  unsigned long long purges_before = api_stats().os_purges;
   allocate_all();
-  unsigned long long refill_purges = purges() - purges_before;
-  size_t again = committed();
+  unsigned long long refill_purges = api_stats().os_purges - purges_before;
+  size_t again = api_info().committed;
   printf("drawn pages: %zu KiB committed for the blocks, %zu KiB when allocated again after a "
          "30 ms pause, %llu purges meanwhile\n",
          (full - before) >> 10, (again - before) >> 10, refill_purges);
@@ -76,8 +64,8 @@ int main(void) {
   /* No longer drawn on, the free pages are purged after all. */
   free_all();
   sleep_ms(30);
-  size_t freed = committed();
-  purges_before = purges();
+  size_t freed = api_info().committed;
+  purges_before = api_stats().os_purges;
   long calls = 0;
   for (double start = now_ms(); now_ms() - start < 50; calls++) {
     void *p = A_MALLOC(OTHER_SIZE);
@@ -85,8 +73,8 @@ int main(void) {
     memset(p, 0x2d, OTHER_SIZE);
     A_FREE(p);
   }
-  unsigned long long later_purges = purges() - purges_before;
-  size_t after = committed();
+  unsigned long long later_purges = api_stats().os_purges - purges_before;
+  size_t after = api_info().committed;
   printf("drawn pages: %zu KiB committed with the blocks freed; %llu purges while %ld blocks of "
          "%d bytes came and went in 50 ms, %zu KiB committed then\n",
          (freed - before) >> 10, later_purges, calls, OTHER_SIZE, (after - before) >> 10);

@@ -23,12 +23,6 @@
 #define COUNTS_FAULTS 1
 #endif
 
-static size_t committed(void) {
-  brisk_memory_info info = {.struct_size = sizeof info};
-  REQUIRE(A_INFO_GET(&info) == 0);
-  return info.committed;
-}
-
 static long minor_faults(void) {
   struct rusage usage;
   REQUIRE(getrusage(RUSAGE_SELF, &usage) == 0);
@@ -44,11 +38,11 @@ static unsigned char *filled(size_t size, int byte) {
 
 /* Allocates and fills size bytes, checking that it took no new memory. */
 static unsigned char *reused(size_t size, int byte, const char *what) {
-  size_t before = committed();
+  size_t before = api_info().committed;
   long faults = minor_faults();
   unsigned char *p = filled(size, byte);
   faults = minor_faults() - faults;
-  size_t after = committed();
+  size_t after = api_info().committed;
   CHECK_MSG(after <= before, "%s: committed grew by %zu bytes", what, after - before);
   if (COUNTS_FAULTS)
     CHECK_MSG(faults < (long)(size / 4096 / 16), "%s: %ld page faults filling %zu MiB", what,

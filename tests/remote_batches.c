@@ -88,12 +88,6 @@ static void wait_freed(int round) {
   pthread_mutex_unlock(&mutex);
 }
 
-static size_t committed(void) {
-  brisk_memory_info info = {.struct_size = sizeof info};
-  REQUIRE(A_INFO_GET(&info) == 0);
-  return info.committed;
-}
-
 int main(void) {
   api_init();
   pthread_t thread;
@@ -106,9 +100,9 @@ int main(void) {
   CHECK_MSG(test_purger_running(), "%d remote frees did not start the background purger", BLOCKS);
 
   A_COLLECT();
-  size_t before = committed();
+  size_t before = api_info().committed;
   allocate_round(SIZE);
-  size_t full = committed();
+  size_t full = api_info().committed;
   CHECK_MSG(full >= before + (size_t)BLOCKS * SIZE / 2,
             "the round's %d blocks of %d bytes committed only %zu KiB", BLOCKS, SIZE,
             (full - before) >> 10);
@@ -120,7 +114,7 @@ int main(void) {
   long idle = 0;
   for (; idle < WAIT_MS && after > idle_bound; idle += 100) {
     sleep_ms(100);
-    after = committed();
+    after = api_info().committed;
   }
   printf("remote batches: purger running after %ld ms; committed %zu KiB before the round, "
          "%zu KiB with its blocks live, %zu KiB %ld ms after another thread freed them and "
@@ -135,7 +129,7 @@ int main(void) {
   allocate_round(SIZE);
   wait_freed(3);
   A_COLLECT();
-  after = committed();
+  after = api_info().committed;
   printf("remote batches: %zu KiB committed right after brisk_collect()\n", after >> 10);
   CHECK_MSG(after <= before + 64 * 1024,
             "%zu KiB of the round's pages stay committed after brisk_collect(): blocks that "

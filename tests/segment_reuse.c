@@ -24,12 +24,6 @@ enum { BLOCK = 1024, BLOCKS = 10 * 1024 };
 static void *blocks[BLOCKS];
 static uintptr_t segment_order[BLOCKS]; /* the segments in order of first use */
 
-static size_t committed(void) {
-  brisk_memory_info info = {.struct_size = sizeof info};
-  REQUIRE(A_INFO_GET(&info) == 0);
-  return info.committed;
-}
-
 static size_t allocate(void) {
   size_t segments = 0;
   for (size_t i = 0; i < BLOCKS; i++) {
@@ -55,7 +49,7 @@ int main(void) {
   api_init();
   REQUIRE(allocate() == 3); /* else the test shows nothing */
   uintptr_t a = segment_order[0], b = segment_order[1], c = segment_order[2];
-  size_t first = committed();
+  size_t first = api_info().committed;
   /* B goes to the cache first, C (used in half) after it, so C comes back
    * first. A keeps the class's warm page and stays with the heap. */
   free_in(b);
@@ -63,7 +57,7 @@ int main(void) {
   free_in(a);
 
   allocate();
-  size_t again = committed();
+  size_t again = api_info().committed;
   CHECK_MSG(again <= first, "committed %zu KiB the second time, %zu KiB more than the first",
             again / KIB, (again - first) / KIB);
   for (size_t i = 0; i < BLOCKS; i++)

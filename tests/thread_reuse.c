@@ -40,12 +40,6 @@ static long minor_faults(void) {
 #endif
 }
 
-static size_t committed(void) {
-  brisk_memory_info info = {.struct_size = sizeof info};
-  REQUIRE(A_INFO_GET(&info) == 0);
-  return info.committed;
-}
-
 static size_t committed_while_live; /* written by the task, read after the join */
 
 static void *task(void *arg) {
@@ -62,7 +56,7 @@ static void *task(void *arg) {
     p[size - 1] = (unsigned char)i;
     blocks[i] = p;
   }
-  committed_while_live = committed();
+  committed_while_live = api_info().committed;
   for (int i = 0; i < BLOCKS; i++)
     A_FREE(blocks[i]);
   return NULL;
@@ -78,7 +72,7 @@ static thread_figures run_thread(void) {
   pthread_t thread;
   REQUIRE(pthread_create(&thread, NULL, task, NULL) == 0);
   REQUIRE(pthread_join(thread, NULL) == 0);
-  thread_figures figures = {minor_faults() - before, committed_while_live, committed()};
+  thread_figures figures = {minor_faults() - before, committed_while_live, api_info().committed};
   return figures;
 }
 
