@@ -105,6 +105,42 @@ static void test_symbols(void) {
   CHECK_MSG(from_libbrisk((void *)f), "the program's free is not libbrisk's");
 }
 
+/* glibc's own public names for its allocator (no header declares them).
+ * A tracing library that calls __libc_malloc as "the real malloc", and a
+ * program that frees the block with free, must get one allocator: if these
+ * were glibc's, brisk would report the free as invalid and abort, and
+ * glibc's __libc_free would abort on a block of brisk's. */
+extern void *__libc_malloc(size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+extern void *__libc_valloc(size_t size);
+extern void *__libc_pvalloc(size_t size);
+
+static void test_glibc_names(void) {
+  static const char *const names[] = {"__libc_malloc",  "__libc_free",     "__libc_calloc",
+                                      "__libc_realloc", "__libc_memalign", "__libc_valloc",
+                                      "__libc_pvalloc"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    CHECK_MSG(from_libbrisk(dlsym(RTLD_DEFAULT, names[k])), "%s does not resolve to libbrisk",
+              names[k]);
+  void *blocks[] = {__libc_malloc(100),        __libc_calloc(10, 30), __libc_realloc(NULL, 5000),
+                    __libc_memalign(256, 700), __libc_valloc(3000),   __libc_pvalloc(10)};
+  for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
+    if (!CHECK_MSG(blocks[k] != NULL, "glibc-named allocation %zu failed", k)) continue;
+    CHECK_MSG(A_OWNS(blocks[k]), "glibc-named allocation %zu is not brisk's block", k);
+    free(blocks[k]); /* brisk's free: aborts on a block of glibc's */
+  }
+  char *grown = __libc_realloc(strdup("kept"), 100000);
+  if (CHECK(grown != NULL)) {
+    CHECK(strcmp(grown, "kept") == 0 && A_OWNS(grown));
+    __libc_free(grown);
+  }
+  __libc_free(malloc(40)); /* glibc's own free aborts on a block of brisk's */
+  __libc_free(NULL);
+}
+
 /* ---- libc-internal allocations ------------------------------------------ */
 
 static int my_asprintf(char **out, const char *fmt, ...) {
@@ -497,6 +533,7 @@ int main(void) {
   printf("override (preloaded) with brisk %s\n", A_VERSION());
 #endif
   test_symbols();
+  test_glibc_names();
   test_constructor_blocks();
   test_libc_internal();
   test_dl();

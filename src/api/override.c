@@ -66,6 +66,22 @@ EXPORT size_t malloc_usable_size(void *p) {
   return brisk_usable_size(p);
 }
 
+/* glibc's own names for the same functions, public in every glibc since
+ * 2.2.5: a malloc hook or tracing library that calls "the real malloc" as
+ * __libc_malloc, or a program that frees with __libc_free, would otherwise
+ * mix glibc's blocks with brisk's, and either allocator aborts on the
+ * other's pointer. Aliases: the same code, fast paths included. */
+#ifdef __GLIBC__
+#define GLIBC_NAME(name, target) __typeof__(target) name __attribute__((alias(#target), used))
+EXPORT GLIBC_NAME(__libc_malloc, malloc);
+EXPORT GLIBC_NAME(__libc_free, free);
+EXPORT GLIBC_NAME(__libc_calloc, calloc);
+EXPORT GLIBC_NAME(__libc_realloc, realloc);
+EXPORT GLIBC_NAME(__libc_memalign, memalign);
+EXPORT GLIBC_NAME(__libc_valloc, valloc);
+EXPORT GLIBC_NAME(__libc_pvalloc, pvalloc);
+#endif
+
 /* glibc extras some programs call: trimming means collecting here. */
 EXPORT int malloc_trim(size_t pad) {
   (void)pad;
