@@ -25,7 +25,7 @@ void collect_heap(heap_t *heap, bool force) {
   segment_purge_expired(heap, now, force);
   /* With the background purger running, the arena is its to purge: its
    * walk of the bins is too long for every refill's housekeeping. */
-  if (force || memory_purge_eagerly()) span_purge_expired(heap, now, force);
+  if (force || memory_purge_eagerly()) span_purge_expired(heap, force);
   segment_cache_collect(now, force);
   huge_cache_collect(now, force);
   if (!force) collect_abandoned(false);
@@ -135,7 +135,7 @@ void collect_abandoned(bool force) {
     if (!heap_claim(heap)) continue;                    /* a thread is freeing into it: next time */
     collect_pages(heap, true);
     segment_purge_expired(heap, now, force);
-    span_purge_expired(heap, now, force);
+    span_purge_expired(heap, force);
     heap_unclaim(heap);
   }
   heaps_unlock();

@@ -612,7 +612,7 @@ INTERNAL void span_free(segment_t *segment, void *p);
 INTERNAL void *span_realloc_in_place(segment_t *segment, void *p, size_t size);
 INTERNAL size_t span_usable_size(segment_t *segment, const void *p);
 /* The background purger's visit; returns whether something is left to purge. */
-INTERNAL bool span_purge_expired(heap_t *heap, uint64_t now, bool force);
+INTERNAL bool span_purge_expired(heap_t *heap, bool force);
 /* In a forked child: the forking thread's arena, set aside if the fork
  * caught the background purger (or a signal handler's fork caught the
  * thread itself) inside it. */

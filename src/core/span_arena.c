@@ -571,17 +571,17 @@ static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_a
  * ARENA_PURGE_MS goes back to the OS (every free chunk's when force).
  * Returns whether something is left to purge later. Skipped while the
  * owner is at it. */
-bool span_purge_expired(heap_t *heap, uint64_t now, bool force) {
+bool span_purge_expired(heap_t *heap, bool force) {
   span_arena_t *arena = &heap->spans;
   if (atomic_load_relaxed(&arena->xsegments) == 0 || (!force && memory_purge_never())) return false;
   if (force)
     brief_lock_acquire(&arena->lock);
   else if (!brief_lock_try(&arena->lock))
     return true;
-  /* Read again under the lock, so that no chunk freed before the lock was
-   * taken is timed from before its free: the purger runs at the lowest
-   * priority and may have been preempted since its caller read the clock. */
-  now = platform_clock_ms();
+  /* The clock is read under the lock, so that no chunk freed before the
+   * lock was taken is timed from before its free: the purger runs at the
+   * lowest priority and may be preempted anywhere before it. */
+  uint64_t now = platform_clock_ms();
   bool pending = arena_purge_locked(arena, now, force ? 0 : ARENA_PURGE_MS, force);
   brief_lock_release(&arena->lock);
   return pending;
