@@ -100,11 +100,46 @@ BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_malloc(size_t size, size_t *usab
 /* Frees block if brisk owns it and returns its usable size; returns 0 and
  * frees nothing when brisk does not own it (or block is NULL). */
 BRISK_API size_t brisk_binding_free(void *block);
-/* brisk_realloc for the same accounting; *usable gets the new block's size. */
+/* brisk_realloc for the same accounting; *usable gets the new block's size.
+ * A block that still holds size bytes stays where it is when it is at most
+ * 512 bytes, or when size is at least half of it (see binding.c). */
 BRISK_API void *brisk_binding_realloc(void *block, size_t size, size_t *usable);
 /* Usable bytes in blocks allocated and not yet freed through brisk_binding_*
  * (all threads; exact once the threads are quiet). */
 BRISK_API size_t brisk_binding_bytes_in_use(void);
+
+/* Free Pascal's memory manager (TMemoryManager), entry by entry, for the
+ * record itself: GetMem is brisk_binding_getmem, and so on, each one call
+ * into brisk with the accounting above. Their errors go to the handler set
+ * with brisk_binding_set_error_handler, as the last thing the entry does,
+ * and the entry returns what the handler returns (block entries; the size
+ * entries return 0). The handler may instead raise or end the program
+ * (runtime errors 203 and 204); brisk then holds nothing. Without a handler
+ * an entry returns NULL or 0 and frees nothing. */
+enum brisk_binding_error {
+  BRISK_BINDING_OUT_OF_MEMORY = 1,    /* no memory for size bytes; the block is kept */
+  BRISK_BINDING_FOREIGN_FREEMEM,      /* FreeMem: block is not brisk's */
+  BRISK_BINDING_FOREIGN_FREEMEM_SIZE, /* FreeMem(P, Size): block is not brisk's */
+  BRISK_BINDING_FOREIGN_REALLOCMEM,   /* ReAllocMem: block is not brisk's */
+  BRISK_BINDING_FOREIGN_MEMSIZE,      /* MemSize: block is not brisk's */
+  BRISK_BINDING_SIZE_PAST_BLOCK,      /* FreeMem(P, Size): Size exceeds the block */
+};
+typedef void *(*brisk_binding_error_handler)(int error, void *block, size_t size);
+BRISK_API void brisk_binding_set_error_handler(brisk_binding_error_handler handler);
+/* GetMem: size 0 gets a block too. */
+BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_getmem(size_t size);
+/* FreeMem: the block's usable size; NULL frees nothing and returns 0. */
+BRISK_API size_t brisk_binding_freemem(void *block);
+/* FreeMem(P, Size), the TP7 form: Size 0 or a NULL block frees nothing. */
+BRISK_API size_t brisk_binding_freemem_size(void *block, size_t size);
+/* AllocMem: GetMem with the size bytes zeroed. */
+BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_allocmem(size_t size);
+/* ReAllocMem(var P, Size): size 0 frees *block and sets it NULL, a NULL
+ * *block allocates; *block is the result, or unchanged on an error. */
+BRISK_API void *brisk_binding_reallocmem(void **block, size_t size);
+/* MemSize: the block's usable size; 0 for NULL. */
+BRISK_API size_t brisk_binding_memsize(void *block);
+
 /* Sets brisk up now (idempotent); returns 1, or 0 when brisk cannot work
  * (said on stderr). Needed where a program runs no C constructors and may
  * call brisk before anything else does: a Windows program linked by Free

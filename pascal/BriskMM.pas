@@ -33,7 +33,7 @@
   false it writes what to do on stderr and ends the program with exit code 3,
   before installing itself, so nothing has been mixed. At run time every
   pointer given to FreeMem, FreeMemSize, ReAllocMem or MemSize is checked
-  (by brisk_binding_free, or with brisk_owns); a pointer brisk did not
+  (by brisk, before it touches the block); a pointer brisk did not
   allocate gives a message on stderr and runtime error 204 (EInvalidPointer
   when SysUtils is used) instead of memory corruption.
 
@@ -56,11 +56,14 @@
   the true peak would cost a shared write on every GetMem. A program that
   wants the peak of a phase asks for the status when it holds the most.
 
-  Cost per call: GetMem and FreeMem are one call into brisk each
-  (brisk_binding_malloc, brisk_binding_free), which allocates or frees, checks
-  that brisk owns the pointer and keeps the count, all in C. The unit itself
-  keeps no per-thread state: FPC thread variables go through a relocation
-  call on every access, which cost more than brisk's whole fast path.
+  Cost per call: under Free Pascal the memory manager's entries are brisk's
+  own C functions (brisk_binding_getmem, brisk_binding_freemem, ...), which
+  allocate or free, check that brisk owns the pointer and keep the count:
+  one call from the RTL into brisk, with no Pascal function between (what
+  that saves: pascal/README.md). Only errors come back into the unit, to be
+  raised the RTL's way. The unit itself keeps no per-thread
+  state: FPC thread variables go through a relocation call on every access,
+  which cost more than brisk's whole fast path.
 
   Delphi: the unit installs brisk with SetMemoryManager and Delphi's
   TMemoryManagerEx (GetMem, FreeMem, ReallocMem, AllocMem,
@@ -121,7 +124,23 @@ implementation
 
 { --- the C API ------------------------------------------------------------ }
 
+{$IF DEFINED(FPC) AND NOT DEFINED(CPUX86_64)}
+  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 (see brisk_binding_getmem below)}
+{$IFEND}
+
+type
+  { brisk_binding_error_handler in include/brisk.h. }
+  TBriskErrorHandler = function(Error: LongInt; P: Pointer; Size: NativeUInt): Pointer; cdecl;
+
 const
+  { enum brisk_binding_error in include/brisk.h }
+  BriskOutOfMemory = 1;
+  BriskForeignFreeMem = 2;
+  BriskForeignFreeMemSize = 3;
+  BriskForeignReAllocMem = 4;
+  BriskForeignMemSize = 5;
+  BriskSizePastBlock = 6;
+
 {$IFDEF MSWINDOWS}
   BriskLibName = 'brisk.dll';
 {$ELSE}
@@ -131,7 +150,9 @@ const
 { The entry points for bindings: allocate, free or resize and keep brisk's
   count of bytes in live blocks, in one call each. brisk_binding_free
   returns the usable size it freed, or 0 (freeing nothing) when brisk does
-  not own the pointer. On Windows brisk_binding_init sets brisk up (its
+  not own the pointer (Delphi's manager). Free Pascal's record holds the
+  brisk_binding_getmem family instead, which hand their errors to
+  BindingError. On Windows brisk_binding_init sets brisk up (its
   thread-local slots, its thread-exit callback): a program linked by Free
   Pascal or Delphi runs no C constructors, so the binding calls it, before
   the first allocation. It returns 0 when brisk cannot work. Nor does such a
@@ -150,6 +171,26 @@ function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: Nat
   external BriskLibName name 'brisk_binding_realloc';
 function brisk_binding_bytes_in_use: NativeUInt; cdecl;
   external BriskLibName name 'brisk_binding_bytes_in_use';
+{$IFDEF FPC}
+{ The memory manager's entries (see the record below) carry the record's own
+  calling convention, Free Pascal's default: on x86-64 every Free Pascal
+  convention is the platform's C one (System V on Linux, Microsoft x64 on
+  Windows). }
+procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
+  external BriskLibName name 'brisk_binding_set_error_handler';
+function brisk_binding_getmem(Size: PtrUInt): Pointer;
+  external BriskLibName name 'brisk_binding_getmem';
+function brisk_binding_freemem(P: Pointer): PtrUInt;
+  external BriskLibName name 'brisk_binding_freemem';
+function brisk_binding_freemem_size(P: Pointer; Size: PtrUInt): PtrUInt;
+  external BriskLibName name 'brisk_binding_freemem_size';
+function brisk_binding_allocmem(Size: PtrUInt): Pointer;
+  external BriskLibName name 'brisk_binding_allocmem';
+function brisk_binding_reallocmem(var P: Pointer; Size: PtrUInt): Pointer;
+  external BriskLibName name 'brisk_binding_reallocmem';
+function brisk_binding_memsize(P: Pointer): PtrUInt;
+  external BriskLibName name 'brisk_binding_memsize';
+{$ENDIF}
 function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external BriskLibName name 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; external BriskLibName name 'brisk_owns';
 procedure brisk_collect; cdecl; external BriskLibName name 'brisk_collect';
@@ -184,6 +225,16 @@ function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'b
 function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
   external name 'brisk_binding_realloc';
 function brisk_binding_bytes_in_use: NativeUInt; cdecl; external name 'brisk_binding_bytes_in_use';
+procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
+  external name 'brisk_binding_set_error_handler';
+function brisk_binding_getmem(Size: PtrUInt): Pointer; external name 'brisk_binding_getmem';
+function brisk_binding_freemem(P: Pointer): PtrUInt; external name 'brisk_binding_freemem';
+function brisk_binding_freemem_size(P: Pointer; Size: PtrUInt): PtrUInt;
+  external name 'brisk_binding_freemem_size';
+function brisk_binding_allocmem(Size: PtrUInt): Pointer; external name 'brisk_binding_allocmem';
+function brisk_binding_reallocmem(var P: Pointer; Size: PtrUInt): Pointer;
+  external name 'brisk_binding_reallocmem';
+function brisk_binding_memsize(P: Pointer): PtrUInt; external name 'brisk_binding_memsize';
 function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external name 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; external name 'brisk_owns';
 procedure brisk_collect; cdecl; external name 'brisk_collect';
@@ -225,27 +276,13 @@ begin
   Flush(ErrOutput);
 end;
 
-const
-  { Blocks up to this size are not moved by a ReAllocMem that shrinks them. }
-  ShrinkInPlaceMax = 512;
-
-{ Resizes a block that brisk owns (Size > 0). A block that still holds Size
-  bytes stays where it is when brisk would keep it too (at least half used),
-  and always when it is small: the RTL's default heap never moves a block of
-  up to 544 bytes that shrinks, and cmem (glibc) shrinks in place as well.
-  This matters for strings: SetLength on a string it owns alone calls
-  ReAllocMem only to shrink it to half or less (ReadLn does so for every line
-  shorter than about 120 characters), and brisk_realloc moves such a block,
-  a malloc, copy and free per line. What a small block keeps is at most
-  ShrinkInPlaceMax bytes, as with the default heap. nil when out of memory
-  (P is then still valid). }
+{ Resizes a block that brisk owns (Size > 0); nil when out of memory (P is
+  then still valid). A small block that shrinks, or one still at least half
+  used, stays where it is (see brisk_binding_realloc). }
 function ResizeOwned(P: Pointer; Size: NativeUInt): Pointer;
 var
   Usable: NativeUInt;
 begin
-  Usable := brisk_usable_size(P);
-  if (Size <= Usable) and ((Usable <= ShrinkInPlaceMax) or (Size >= Usable div 2)) then
-    Exit(P);
   Result := brisk_binding_realloc(P, Size, Usable);
 end;
 
@@ -322,105 +359,35 @@ end;
 
 { --- TMemoryManager functions ---------------------------------------------- }
 
-function BriskGetMem(Size: PtrUInt): Pointer;
-var
-  Usable: PtrUInt;
+{ GetMem, FreeMem, FreeMemSize, AllocMem, ReAllocMem and MemSize are brisk's
+  brisk_binding_* entries themselves (in the record below): no Pascal
+  function stands between the RTL and brisk. They keep the RTL's contract:
+  GetMem(0) returns a real block, as the default heap does; FreeMem(P, Size)
+  frees nothing when Size is 0 and refuses a Size larger than the block (as
+  cmem does); ReAllocMem(P, 0) frees P and sets it to nil, ReAllocMem(nil, N)
+  allocates, and on failure leaves P as it was; AllocMem zeroes the Size
+  bytes asked for. Their errors come here, from brisk, which holds nothing
+  by then: a pointer brisk did not allocate is runtime error 204
+  (EInvalidPointer with SysUtils), a lack of memory runtime error 203
+  (EOutOfMemory), or nil when the program asked for it with
+  ReturnNilIfGrowHeapFails. }
+function BindingError(Error: LongInt; P: Pointer; Size: NativeUInt): Pointer; cdecl;
 begin
-  { GetMem(0) returns a real block in FPC (the default heap allocates one
-    byte), so that FreeMem and MemSize work on it like on any other. }
-  if Size = 0 then
-    Size := 1;
-  Result := brisk_binding_malloc(Size, Usable);
-  if Result = nil then
-    Result := OutOfMemory;
-end;
-
-function BriskFreeMem(P: Pointer): PtrUInt;
-begin
-  if P = nil then
-    Exit(0);
-  Result := brisk_binding_free(P);
-  if Result = 0 then   { every block brisk hands out has a usable size > 0 }
-    ForeignPointer('FreeMem', P);
-end;
-
-{ FreeMem(P, Size), the TP7 form. As in the RTL's default heap a Size of 0
-  frees nothing; otherwise Size must not exceed the block (cmem checks it the
-  same way), which catches a pointer freed with another block's size. Rare,
-  so it checks before it frees, in separate calls. }
-function BriskFreeMemSize(P: Pointer; Size: PtrUInt): PtrUInt;
-begin
-  if (Size = 0) or (P = nil) then
-    Exit(0);
-  if brisk_owns(P) = 0 then
-    ForeignPointer('FreeMem(P, Size)', P);
-  Result := brisk_usable_size(P);
-  if Size > Result then
-  begin
-    Writeln(ErrOutput, 'BriskMM: FreeMem(P, ', Size, ') on pointer $', PointerHex(P),
-      ', a block of only ', Result, ' bytes.');
-    Flush(ErrOutput);
-    HandleError(204);
+  Result := nil;
+  case Error of
+    BriskOutOfMemory: Result := OutOfMemory;
+    BriskForeignFreeMem: ForeignPointer('FreeMem', P);
+    BriskForeignFreeMemSize: ForeignPointer('FreeMem(P, Size)', P);
+    BriskForeignReAllocMem: ForeignPointer('ReAllocMem', P);
+    BriskForeignMemSize: ForeignPointer('MemSize', P);
+    BriskSizePastBlock:
+      begin
+        Writeln(ErrOutput, 'BriskMM: FreeMem(P, ', Size, ') on pointer $', PointerHex(P),
+          ', a block of only ', brisk_usable_size(P), ' bytes.');
+        Flush(ErrOutput);
+        HandleError(204);
+      end;
   end;
-  Result := brisk_binding_free(P);
-end;
-
-{ The RTL's AllocMem zeroes the Size bytes asked for, as the default heap
-  does; brisk_calloc is not used because its blocks would escape the count
-  that the brisk_binding_* calls keep. }
-function BriskAllocMem(Size: PtrUInt): Pointer;
-var
-  Usable: PtrUInt;
-begin
-  if Size = 0 then
-    Size := 1;
-  Result := brisk_binding_malloc(Size, Usable);
-  if Result = nil then
-    Exit(OutOfMemory);
-  FillChar(Result^, Size, 0);
-end;
-
-{ ReAllocMem(P, 0) frees P and sets it to nil; ReAllocMem(nil, N) allocates.
-  On failure P is left as it was (still valid) and nil is returned when
-  ReturnNilIfGrowHeapFails is set, runtime error 203 otherwise. }
-function BriskReAllocMem(var P: Pointer; Size: PtrUInt): Pointer;
-var
-  NewP: Pointer;
-begin
-  if Size = 0 then
-  begin
-    if P <> nil then
-    begin
-      BriskFreeMem(P);
-      P := nil;
-    end;
-    Exit(nil);
-  end;
-  if P = nil then
-  begin
-    P := BriskGetMem(Size);
-    Exit(P);
-  end;
-  { brisk_binding_realloc reads the old block's size from its page, so a
-    foreign pointer must be caught before. }
-  if brisk_owns(P) = 0 then
-    ForeignPointer('ReAllocMem', P);
-  NewP := ResizeOwned(P, Size);
-  if NewP = nil then
-    Exit(OutOfMemory);
-  P := NewP;
-  Result := NewP;
-end;
-
-{ Called by the RTL's ansistring SetLength on every resize of a string it
-  owns alone, so it is warm too: two cheap calls. }
-function BriskMemSize(P: Pointer): PtrUInt;
-begin
-  if P = nil then
-    Exit(0);
-  if brisk_owns(P) = 0 then
-    ForeignPointer('MemSize', P);
-  Result := brisk_usable_size(P);
 end;
 
 { brisk sets a thread up on its first call and hands its caches back from
@@ -483,12 +450,12 @@ end;
 const
   BriskMemoryManager: TMemoryManager = (
     NeedLock: False;   { obsolete in the RTL; brisk is thread-safe anyway }
-    GetMem: @BriskGetMem;
-    FreeMem: @BriskFreeMem;
-    FreeMemSize: @BriskFreeMemSize;
-    AllocMem: @BriskAllocMem;
-    ReAllocMem: @BriskReAllocMem;
-    MemSize: @BriskMemSize;
+    GetMem: @brisk_binding_getmem;
+    FreeMem: @brisk_binding_freemem;
+    FreeMemSize: @brisk_binding_freemem_size;
+    AllocMem: @brisk_binding_allocmem;
+    ReAllocMem: @brisk_binding_reallocmem;
+    MemSize: @brisk_binding_memsize;
     InitThread: @BriskInitThread;
     DoneThread: @BriskDoneThread;
     RelocateHeap: nil;   { brisk's state does not live in Pascal threadvars }
@@ -537,6 +504,7 @@ begin
   if GetFPCHeapStatus.CurrHeapUsed > HeapUsedByStartup then
     NotFirst('units initialised before BriskMM have already allocated memory from the default heap.', Rule);
   StartBrisk;
+  brisk_binding_set_error_handler(@BindingError);
   SetMemoryManager(BriskMemoryManager);
   Installed := True;
 end;

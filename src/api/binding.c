@@ -5,6 +5,7 @@
 #include "fast_path.h"
 
 #include <errno.h>
+#include <string.h>
 
 /* The binding's explicit start: where the program runs no C constructors
  * (Free Pascal and Delphi on Windows), before its first allocation. Calls
@@ -48,10 +49,33 @@ void *brisk_binding_malloc(size_t size, size_t *usable) {
   return page_pop(page);
 }
 
-static NOINLINE size_t binding_free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
+/* Errors of the Free Pascal entries below: Pascal's to report, through the
+ * handler BriskMM sets (see brisk.h). brisk calls it last, holding no lock
+ * and in the middle of nothing, so a handler that raises an exception past
+ * brisk's frames, or ends the program, leaves brisk as it was. */
+static brisk_binding_error_handler binding_error_handler;
+
+void brisk_binding_set_error_handler(brisk_binding_error_handler handler) {
+  binding_error_handler = handler;
+}
+
+static NOINLINE void *binding_error(int error, void *block, size_t size) {
+  brisk_binding_error_handler handler = binding_error_handler;
+  if (error == BRISK_BINDING_OUT_OF_MEMORY) errno = ENOMEM;
+  return handler != NULL ? handler(error, block, size) : NULL;
+}
+
+static NOINLINE size_t binding_foreign(int error, void *block, size_t size) {
+  binding_error(error, block, size);
+  return 0;
+}
+
+/* error: what to report when p is not brisk's; 0 for nothing. */
+static NOINLINE size_t binding_free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p,
+                                         int error) {
   if (segment->kind == SEGMENT_HUGE &&
-      (const uint8_t *)p >= (const uint8_t *)segment + segment->size)
-    return 0; /* past the end of a huge block's span: not brisk's */
+      (const uint8_t *)p >= (const uint8_t *)segment + segment->size) /* past its span */
+    return error != 0 ? binding_foreign(error, p, 0) : 0;
   size_t bytes = brisk_usable_size(p);
   free_slow(heap, segment, page, p);
   count_slow(-(ptrdiff_t)bytes);
@@ -66,17 +90,32 @@ static NOINLINE size_t binding_retire(heap_t *heap, page_t *page, size_t bytes) 
 /* Only a huge block's span is smaller than its 4 MiB unit (every other
  * segment fills it), so only there can a pointer past the span, in memory
  * that is not brisk's, still find a segment header. */
-size_t brisk_binding_free(void *p) {
+static inline size_t binding_free(void *p, int error) {
   segment_t *segment = segment_of(p);
-  if (p == NULL || !segment_map_contains(segment)) return 0;
+  if (unlikely(p == NULL || !segment_map_contains(segment)))
+    return p != NULL && error != 0 ? binding_foreign(error, p, 0) : 0;
   page_t *page = page_of(segment, p);
   heap_t *heap = heap_current();
-  if (unlikely(!page_is_plain(page, heap))) return binding_free_slow(heap, segment, page, p);
+  if (unlikely(!page_is_plain(page, heap))) return binding_free_slow(heap, segment, page, p, error);
   size_t bytes = page->block_size;
   count_in(heap, -(ptrdiff_t)bytes);
   if (unlikely(free_local_push(page, (block_t *)p))) return binding_retire(heap, page, bytes);
   return bytes;
 }
+
+size_t brisk_binding_free(void *p) {
+  return binding_free(p, 0);
+}
+
+/* Blocks up to this size stay where they are when they shrink. Strings are
+ * why: SetLength on a string it owns alone calls ReAllocMem only to shrink
+ * it to half or less (ReadLn does so for every line shorter than about 120
+ * characters), and brisk_realloc would move such a block, a malloc, copy
+ * and free per line. The RTL's default heap never moves a block of up to
+ * 544 bytes that shrinks, and glibc shrinks in place as well; what a block
+ * keeps this way is at most this many bytes. Larger blocks stay when at
+ * least half is still used, as brisk_realloc would keep them too. */
+#define BINDING_SHRINK_IN_PLACE_MAX 512
 
 void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
   if (p != NULL && !brisk_owns(p)) {
@@ -85,6 +124,11 @@ void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
     return NULL; /* not brisk's: nothing freed, nothing allocated */
   }
   size_t before = p == NULL ? 0 : brisk_usable_size(p);
+  if (p != NULL && size != 0 && size <= before &&
+      (before <= BINDING_SHRINK_IN_PLACE_MAX || size >= before / 2)) {
+    *usable = before;
+    return p;
+  }
   void *q = brisk_realloc(p, size);
   size_t after = q == NULL ? (size == 0 ? 0 : before) : brisk_usable_size(q);
   count_slow((ptrdiff_t)after - (ptrdiff_t)before);
@@ -100,4 +144,66 @@ size_t brisk_binding_bytes_in_use(void) {
   int64_t total = 0;
   heaps_visit(add_binding_bytes, &total);
   return total > 0 ? (size_t)total : 0;
+}
+
+/* ---- Free Pascal's memory manager ------------------------------------------
+ * The entries of BriskMM's TMemoryManager record (see brisk.h): no Pascal
+ * function stands between the RTL and brisk on GetMem and FreeMem. */
+static NOINLINE void *binding_getmem_slow(size_t size) {
+  size_t usable;
+  void *p = binding_malloc_slow(size, &usable);
+  return p != NULL ? p : binding_error(BRISK_BINDING_OUT_OF_MEMORY, NULL, size);
+}
+
+void *brisk_binding_getmem(size_t size) {
+  heap_t *heap = heap_current();
+  page_t *page = fast_page(heap, size);
+  if (unlikely(page == NULL)) return binding_getmem_slow(size);
+  count_in(heap, (ptrdiff_t)page->block_size);
+  return page_pop(page);
+}
+
+size_t brisk_binding_freemem(void *block) {
+  return binding_free(block, BRISK_BINDING_FOREIGN_FREEMEM);
+}
+
+size_t brisk_binding_freemem_size(void *block, size_t size) {
+  if (size == 0 || block == NULL) return 0;
+  if (!brisk_owns(block)) return binding_foreign(BRISK_BINDING_FOREIGN_FREEMEM_SIZE, block, size);
+  /* A size larger than the block catches a pointer freed with another
+   * block's size, before anything is freed (cmem checks it the same way). */
+  if (size > brisk_usable_size(block))
+    return binding_foreign(BRISK_BINDING_SIZE_PAST_BLOCK, block, size);
+  return binding_free(block, 0);
+}
+
+void *brisk_binding_allocmem(size_t size) {
+  void *p = brisk_binding_getmem(size);
+  if (p != NULL) memset(p, 0, size);
+  return p;
+}
+
+void *brisk_binding_reallocmem(void **block, size_t size) {
+  void *p = *block;
+  if (size == 0) {
+    if (p != NULL) {
+      brisk_binding_freemem(p);
+      *block = NULL;
+    }
+    return NULL;
+  }
+  if (p == NULL) return *block = brisk_binding_getmem(size);
+  /* brisk_binding_realloc tells a foreign block by a NULL result too; the
+   * test before it tells it from a lack of memory. */
+  if (!brisk_owns(p)) return binding_error(BRISK_BINDING_FOREIGN_REALLOCMEM, p, size);
+  size_t usable;
+  void *q = brisk_binding_realloc(p, size, &usable);
+  if (q == NULL) return binding_error(BRISK_BINDING_OUT_OF_MEMORY, p, size);
+  return *block = q;
+}
+
+size_t brisk_binding_memsize(void *block) {
+  if (block == NULL) return 0;
+  if (!brisk_owns(block)) return binding_foreign(BRISK_BINDING_FOREIGN_MEMSIZE, block, 0);
+  return brisk_usable_size(block);
 }
