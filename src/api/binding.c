@@ -117,12 +117,8 @@ size_t brisk_binding_free(void *p) {
  * least half is still used, as brisk_realloc would keep them too. */
 #define BINDING_SHRINK_IN_PLACE_MAX 512
 
-void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
-  if (p != NULL && !brisk_owns(p)) {
-    *usable = 0;
-    errno = EINVAL;
-    return NULL; /* not brisk's: nothing freed, nothing allocated */
-  }
+/* brisk_binding_realloc of a block brisk owns, or of NULL. */
+static void *binding_resize(void *p, size_t size, size_t *usable) {
   size_t before = p == NULL ? 0 : brisk_usable_size(p);
   if (p != NULL && size != 0 && size <= before &&
       (before <= BINDING_SHRINK_IN_PLACE_MAX || size >= before / 2)) {
@@ -134,6 +130,15 @@ void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
   count_slow((ptrdiff_t)after - (ptrdiff_t)before);
   *usable = after;
   return q;
+}
+
+void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
+  if (p != NULL && !brisk_owns(p)) {
+    *usable = 0;
+    errno = EINVAL;
+    return NULL; /* not brisk's: nothing freed, nothing allocated */
+  }
+  return binding_resize(p, size, usable);
 }
 
 static void add_binding_bytes(heap_t *heap, void *arg) {
@@ -193,11 +198,9 @@ void *brisk_binding_reallocmem(void **block, size_t size) {
     return NULL;
   }
   if (p == NULL) return *block = brisk_binding_getmem(size);
-  /* brisk_binding_realloc tells a foreign block by a NULL result too; the
-   * test before it tells it from a lack of memory. */
   if (!brisk_owns(p)) return binding_error(BRISK_BINDING_FOREIGN_REALLOCMEM, p, size);
   size_t usable;
-  void *q = brisk_binding_realloc(p, size, &usable);
+  void *q = binding_resize(p, size, &usable);
   if (q == NULL) return binding_error(BRISK_BINDING_OUT_OF_MEMORY, p, size);
   return *block = q;
 }
