@@ -61,9 +61,9 @@
   allocate or free, check that brisk owns the pointer and keep the count:
   one call from the RTL into brisk, with no Pascal function between (what
   that saves: pascal/README.md). Only errors come back into the unit, to be
-  raised the RTL's way. The unit itself keeps no per-thread
-  state: FPC thread variables go through a relocation call on every access,
-  which cost more than brisk's whole fast path.
+  raised the RTL's way. The unit itself keeps no per-thread state: FPC
+  thread variables go through a relocation call on every access, which cost
+  more than brisk's whole fast path.
 
   Delphi: the unit installs brisk with SetMemoryManager and Delphi's
   TMemoryManagerEx (GetMem, FreeMem, ReallocMem, AllocMem,

@@ -53,14 +53,14 @@ void *brisk_binding_malloc(size_t size, size_t *usable) {
  * handler BriskMM sets (see brisk.h). brisk calls it last, holding no lock
  * and in the middle of nothing, so a handler that raises an exception past
  * brisk's frames, or ends the program, leaves brisk as it was. */
-static brisk_binding_error_handler binding_error_handler;
+static _Atomic(brisk_binding_error_handler) binding_error_handler;
 
 void brisk_binding_set_error_handler(brisk_binding_error_handler handler) {
-  binding_error_handler = handler;
+  atomic_store_relaxed(&binding_error_handler, handler);
 }
 
 static NOINLINE void *binding_error(int error, void *block, size_t size) {
-  brisk_binding_error_handler handler = binding_error_handler;
+  brisk_binding_error_handler handler = atomic_load_relaxed(&binding_error_handler);
   if (error == BRISK_BINDING_OUT_OF_MEMORY) errno = ENOMEM;
   return handler != NULL ? handler(error, block, size) : NULL;
 }
