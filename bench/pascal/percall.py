@@ -2,7 +2,8 @@
 """Instructions per GetMem/FreeMem pair under each memory manager, counted by
 valgrind's callgrind (stable on a shared machine, unlike timings).
 
-Runs build/bench/pascal/percall_{fpcheap,cmem,brisk} under callgrind twice,
+Runs build/bench/pascal/percall_{fpcheap,cmem,brisk} (and percall_fastmm4,
+where FastMM4's sources were at hand for the build) under callgrind twice,
 with --iterations N and with --iterations 0, and divides the difference of
 the instruction counts by N: start-up and exit cancel out, what remains is
 the loop (GetMem, FreeMem, the RTL's dispatch, and a few instructions of
@@ -16,7 +17,8 @@ import re
 import subprocess
 import sys
 
-MANAGERS = ["fpcheap", "cmem", "brisk"]
+MANAGERS = ["fpcheap", "cmem", "brisk", "fastmm4"]
+OPTIONAL = ("fastmm4",)
 
 
 def instructions(argv):
@@ -43,6 +45,8 @@ def main():
     print("|---|---:|")
     for manager in MANAGERS:
         binary = os.path.join(bin_dir, f"percall_{manager}")
+        if manager in OPTIONAL and not os.access(binary, os.X_OK):
+            continue
         with_loop = instructions([binary, "--iterations", str(args.iterations), "--size", str(args.size)])
         without = instructions([binary, "--iterations", "0", "--size", str(args.size)])
         print(f"| {manager} | {(with_loop - without) / args.iterations:.1f} |")
