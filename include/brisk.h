@@ -93,10 +93,9 @@ BRISK_API int brisk_memory_info_get(brisk_memory_info *info);
  * A memory manager that must report the bytes in live blocks and refuse
  * foreign pointers would otherwise call brisk_owns, brisk_usable_size and
  * brisk_free for each free. These do it in one call and keep the count
- * themselves, per thread, summed by brisk_binding_bytes_in_use(). */
+ * themselves, per thread, summed by brisk_binding_bytes_in_use(). Blocks
+ * are allocated with brisk_binding_getmem (below). */
 
-/* brisk_malloc that also stores the block's usable size in *usable. */
-BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_malloc(size_t size, size_t *usable);
 /* Frees block if brisk owns it and returns its usable size; returns 0 and
  * frees nothing when brisk does not own it (or block is NULL). */
 BRISK_API size_t brisk_binding_free(void *block);
@@ -126,7 +125,8 @@ enum brisk_binding_error {
 };
 typedef void *(*brisk_binding_error_handler)(int error, void *block, size_t size);
 BRISK_API void brisk_binding_set_error_handler(brisk_binding_error_handler handler);
-/* GetMem: size 0 gets a block too. */
+/* GetMem: size 0 gets a block too. NULL when out of memory and no handler
+ * is set (Delphi's manager). */
 BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_getmem(size_t size);
 /* FreeMem: the block's usable size; NULL frees nothing and returns 0. */
 BRISK_API size_t brisk_binding_freemem(void *block);

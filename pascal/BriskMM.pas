@@ -151,8 +151,10 @@ const
   count of bytes in live blocks, in one call each. brisk_binding_free
   returns the usable size it freed, or 0 (freeing nothing) when brisk does
   not own the pointer (Delphi's manager). Free Pascal's record holds the
-  brisk_binding_getmem family instead, which hand their errors to
-  BindingError. On Windows brisk_binding_init sets brisk up (its
+  brisk_binding_getmem family itself, whose errors go to BindingError;
+  Delphi's manager allocates with brisk_binding_getmem and
+  brisk_binding_allocmem too, with no handler set (nil when out of memory).
+  On Windows brisk_binding_init sets brisk up (its
   thread-local slots, its thread-exit callback): a program linked by Free
   Pascal or Delphi runs no C constructors, so the binding calls it, before
   the first allocation. It returns 0 when brisk cannot work. Nor does such a
@@ -163,19 +165,16 @@ const
   always, Free Pascal with BRISK_SHARED) and once for the static library. }
 {$IF DEFINED(BRISK_SHARED) OR NOT DEFINED(FPC)}
 function brisk_version: PAnsiChar; cdecl; external BriskLibName name 'brisk_version';
-function brisk_binding_malloc(Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
-  external BriskLibName name 'brisk_binding_malloc';
 function brisk_binding_free(Block: Pointer): NativeUInt; cdecl;
   external BriskLibName name 'brisk_binding_free';
 function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
   external BriskLibName name 'brisk_binding_realloc';
 function brisk_binding_bytes_in_use: NativeUInt; cdecl;
   external BriskLibName name 'brisk_binding_bytes_in_use';
-{$IFDEF FPC}
 { The memory manager's entries (see the record below) carry the record's own
-  calling convention, Free Pascal's default: on x86-64 every Free Pascal
+  calling convention, the compiler's default: on x86-64 every Free Pascal
   convention is the platform's C one (System V on Linux, Microsoft x64 on
-  Windows). }
+  Windows), and Delphi has only the latter on Win64. }
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external BriskLibName name 'brisk_binding_set_error_handler';
 function brisk_binding_getmem(Size: PtrUInt): Pointer;
@@ -190,7 +189,6 @@ function brisk_binding_reallocmem(var P: Pointer; Size: PtrUInt): Pointer;
   external BriskLibName name 'brisk_binding_reallocmem';
 function brisk_binding_memsize(P: Pointer): PtrUInt;
   external BriskLibName name 'brisk_binding_memsize';
-{$ENDIF}
 function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external BriskLibName name 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; external BriskLibName name 'brisk_owns';
 procedure brisk_collect; cdecl; external BriskLibName name 'brisk_collect';
@@ -219,8 +217,6 @@ procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_d
   {$LINKLIB dl}
 {$ENDIF}
 function brisk_version: PAnsiChar; cdecl; external name 'brisk_version';
-function brisk_binding_malloc(Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
-  external name 'brisk_binding_malloc';
 function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'brisk_binding_free';
 function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
   external name 'brisk_binding_realloc';
@@ -274,16 +270,6 @@ begin
   Writeln(ErrOutput, 'BriskMM: memory from another memory manager (or a pointer that was never',
     ' allocated) reached BriskMM; is BriskMM the first unit in the program''s uses clause?');
   Flush(ErrOutput);
-end;
-
-{ Resizes a block that brisk owns (Size > 0); nil when out of memory (P is
-  then still valid). A small block that shrinks, or one still at least half
-  used, stays where it is (see brisk_binding_realloc). }
-function ResizeOwned(P: Pointer; Size: NativeUInt): Pointer;
-var
-  Usable: NativeUInt;
-begin
-  Result := brisk_binding_realloc(P, Size, Usable);
 end;
 
 function CurrentInfo: TBriskMemoryInfo;
@@ -519,10 +505,8 @@ var
   Previous: TMemoryManagerEx;
 
 function DelphiGetMem(Size: NativeInt): Pointer;
-var
-  Usable: NativeUInt;
 begin
-  Result := brisk_binding_malloc(Size, Usable);   { nil: the RTL raises EOutOfMemory }
+  Result := brisk_binding_getmem(Size);   { nil: the RTL raises EOutOfMemory }
 end;
 
 function DelphiFreeMem(P: Pointer): Integer;
@@ -533,21 +517,21 @@ begin
     Result := Previous.FreeMem(P);   { non-zero: the RTL raises EInvalidPointer }
 end;
 
+{ A small block that shrinks, or one still at least half used, stays where
+  it is (see brisk_binding_realloc); nil when out of memory, P still valid. }
 function DelphiReallocMem(P: Pointer; Size: NativeInt): Pointer;
+var
+  Usable: NativeUInt;
 begin
   if brisk_owns(P) <> 0 then
-    Result := ResizeOwned(P, Size)
+    Result := brisk_binding_realloc(P, Size, Usable)
   else
     Result := Previous.ReallocMem(P, Size);
 end;
 
 function DelphiAllocMem(Size: NativeInt): Pointer;
-var
-  Usable: NativeUInt;
 begin
-  Result := brisk_binding_malloc(Size, Usable);
-  if Result <> nil then
-    FillChar(Result^, Size, 0);
+  Result := brisk_binding_allocmem(Size);
 end;
 
 function DelphiNoLeakList(P: Pointer): Boolean;

@@ -31,24 +31,6 @@ static NOINLINE void count_slow(ptrdiff_t change) {
   if (heap != NULL) count_in(heap, change);
 }
 
-/* The slow halves are functions of their own, reached by tail calls, so the
- * fast halves below need no stack frame. */
-static NOINLINE void *binding_malloc_slow(size_t size, size_t *usable) {
-  void *p = malloc_past_direct(size, false);
-  *usable = p != NULL ? brisk_usable_size(p) : 0;
-  if (p != NULL) count_slow((ptrdiff_t)*usable);
-  return p;
-}
-
-void *brisk_binding_malloc(size_t size, size_t *usable) {
-  heap_t *heap = heap_current();
-  page_t *page = fast_page(heap, size);
-  if (unlikely(page == NULL)) return binding_malloc_slow(size, usable);
-  *usable = page->block_size;
-  count_in(heap, (ptrdiff_t)page->block_size);
-  return page_pop(page);
-}
-
 /* Errors of the Free Pascal entries below: Pascal's to report, through the
  * handler BriskMM sets (see brisk.h). brisk calls it last, holding no lock
  * and in the middle of nothing, so a handler that raises an exception past
@@ -153,11 +135,15 @@ size_t brisk_binding_bytes_in_use(void) {
 
 /* ---- Free Pascal's memory manager ------------------------------------------
  * The entries of BriskMM's TMemoryManager record (see brisk.h): no Pascal
- * function stands between the RTL and brisk on GetMem and FreeMem. */
+ * function stands between the RTL and brisk on GetMem and FreeMem. Delphi's
+ * manager calls GetMem and AllocMem too, with no handler set. */
+/* The slow halves are functions of their own, reached by tail calls, so the
+ * fast halves need no stack frame. */
 static NOINLINE void *binding_getmem_slow(size_t size) {
-  size_t usable;
-  void *p = binding_malloc_slow(size, &usable);
-  return p != NULL ? p : binding_error(BRISK_BINDING_OUT_OF_MEMORY, NULL, size);
+  void *p = malloc_past_direct(size, false);
+  if (p == NULL) return binding_error(BRISK_BINDING_OUT_OF_MEMORY, NULL, size);
+  count_slow((ptrdiff_t)brisk_usable_size(p));
+  return p;
 }
 
 void *brisk_binding_getmem(size_t size) {
