@@ -13,10 +13,12 @@
  * 3 MiB of 256-byte blocks, freed (less than the 4 MiB a heap keeps free
  * without a purger), a pause of 30 ms, the same blocks again: no purge may
  * happen while they are allocated, and nothing is committed afresh. Then
- * they are freed again, and after another pause the thread allocates and
- * frees one 48-byte block after another for 50 ms (each allocation a slow
- * call, none taking a page after the first): the 256-byte pages, no longer
- * drawn on, are purged by then. */
+ * they are freed again, and after another pause the thread goes on building
+ * a list of 48-byte blocks for 50 ms (carving as it grows, so its calls keep
+ * reaching the slow path, none of them taking a free page): the 256-byte
+ * pages, no longer drawn on, are purged by then. A block freed and allocated
+ * again would not do: it comes back on the fast path, which does no
+ * housekeeping. */
 #include "alloc_api.h"
 #include "test_time.h"
 
@@ -25,8 +27,10 @@
 #include <time.h>
 
 enum { COUNT = 12288, SIZE = 256, OTHER_SIZE = 48 };
+enum { GROWTH_PER_MS = 96, GROWTH_MAX = 96 * 200 }; /* at most 900 KiB of 48-byte blocks */
 
 static void *blocks[COUNT];
+static void *grown[GROWTH_MAX];
 
 static void allocate_all(void) {
   for (int i = 0; i < COUNT; i++) {
@@ -67,16 +71,19 @@ int main(void) {
   size_t freed = api_info().committed;
   purges_before = api_stats().os_purges;
   long calls = 0;
-  for (double start = now_ms(); now_ms() - start < 50; calls++) {
-    void *p = A_MALLOC(OTHER_SIZE);
-    REQUIRE(p != NULL);
-    memset(p, 0x2d, OTHER_SIZE);
-    A_FREE(p);
+  for (double start = now_ms(); now_ms() - start < 50 && calls + GROWTH_PER_MS <= GROWTH_MAX;) {
+    for (int k = 0; k < GROWTH_PER_MS; k++, calls++) {
+      REQUIRE((grown[calls] = A_MALLOC(OTHER_SIZE)) != NULL);
+      memset(grown[calls], 0x2d, OTHER_SIZE);
+    }
+    sleep_ms(1);
   }
   unsigned long long later_purges = api_stats().os_purges - purges_before;
   size_t after = api_info().committed;
+  for (long k = 0; k < calls; k++)
+    A_FREE(grown[k]);
   printf("drawn pages: %zu KiB committed with the blocks freed; %llu purges while %ld blocks of "
-         "%d bytes came and went in 50 ms, %zu KiB committed then\n",
+         "%d bytes were allocated over 50 ms, %zu KiB committed then\n",
          (freed - before) >> 10, later_purges, calls, OTHER_SIZE, (after - before) >> 10);
   CHECK_MSG(later_purges > 0 && after + (full - before) / 2 <= freed,
             "the free %d-byte pages stayed committed while the thread allocated other blocks "

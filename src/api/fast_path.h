@@ -21,12 +21,20 @@ static inline void *fast_malloc(size_t size) {
 }
 
 /* Pushes a block already checked (see free_local_push) onto a plain page of
- * the calling thread's own heap. Returns whether that was the page's last
- * block: the caller retires it. */
+ * the calling thread's own heap, straight onto the list that malloc pops, so
+ * the next allocation of the class gets it back. Returns whether that was the
+ * page's last block: the caller retires it.
+ *
+ * Not onto a second list taken in when `free` runs dry, as mimalloc does and
+ * brisk did: a loop that allocates a few blocks of a class and frees them
+ * (the fields of a line, a string copied and dropped) then emptied `free`
+ * every round, and paid a mispredicted branch and a slow-path call each time
+ * to take back the handful of blocks it had just freed (DESIGN.md, "Pages and
+ * size classes"). */
 static inline bool page_push_local(page_t *page, block_t *block) {
   block->cookie = free_cookie();
-  block->next = page->local_free;
-  page->local_free = block;
+  block->next = page->free;
+  page->free = block;
   brisk_assert(page->used > 0);
   return unlikely(page_used_drop(page));
 }

@@ -128,14 +128,13 @@ void *alloc_locked(heap_t *heap, unsigned size_class) {
 
 /* alloc_refilled's body, inlined into alloc_small as well. */
 static inline __attribute__((always_inline)) void *refilled(heap_t *heap, unsigned size_class) {
-  /* The first page's `free` ran out, but the thread freed blocks into it
-   * since: take those, with the page's remote frees. A class whose blocks
-   * are allocated and freed in turn (a thread's one string buffer, a node
-   * freed before the next is made) ran the whole refill at nearly every
-   * allocation. Housekeeping keeps its pace: it counts refills, and
-   * skipping it here kept pages resident that it would have purged (a pool
-   * working in bursts peaked 6-8% higher). It goes first, as in refill: it
-   * may retire pages, this one included. */
+  /* The first page's `free` ran out, but blocks came back to it on the slow
+   * paths since (local_free): take those, with the page's remote frees. A
+   * class whose blocks are allocated and freed in turn on such a page ran
+   * the whole refill at nearly every allocation. Housekeeping keeps its
+   * pace: it counts refills, and skipping it here kept pages resident that
+   * it would have purged (a pool working in bursts peaked 6-8% higher). It
+   * goes first, as in refill: it may retire pages, this one included. */
   page_t *first = heap->queues[size_class].first;
   if (first != NULL && first->local_free != NULL) {
     maybe_housekeeping(heap);

@@ -426,8 +426,8 @@ static inline block_t *page_pop(page_t *page) {
   block->cookie = 0; /* a live block never carries the free cookie */
   return block;
 }
-/* The owner's `--page->used` for a block it has just pushed onto the page's
- * local_free; whether that was the last block in use. The background purger
+/* The owner's `--page->used` for a block it has just pushed onto one of the
+ * page's lists; whether that was the last block in use. The background purger
  * reads `used` of pages the owner is not allocating from, without the
  * owner's help, to find those whose every block has come back
  * (page_release_idle): the count is stored after the push, with release
@@ -469,8 +469,10 @@ static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, 
  * pages purged that still hold data there (see page_after_fork). */
 INTERNAL extern bool page_zero_trusted;
 /* Whether a block just taken from page reads zero past its first
- * sizeof(block_t) bytes, the link and cookie (see zero_from). */
+ * sizeof(block_t) bytes, the link and cookie (see zero_from: exact only on
+ * large pages). */
 static inline bool page_block_reads_zero(const page_t *page, const void *block) {
+  brisk_assert(page->block_size > MEDIUM_MAX);
   return page_zero_trusted && (size_t)((const uint8_t *)block - page->area) >= page->zero_from;
 }
 INTERNAL void page_after_fork(void);

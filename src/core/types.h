@@ -178,15 +178,24 @@ typedef _Atomic(uint8_t) brief_lock_t;
  * ring the owner's next allocation stalled on its own page descriptor.) */
 typedef struct page_s {
   /* written by the owner on every call */
+  /* The blocks malloc hands out, last freed first: carved ones, and the
+   * owner's own frees on the fast path (page_push_local). */
   _Alignas(64) block_t *free;
+  /* Blocks that come back on the slow paths: other threads' frees taken in
+   * from xthread_free, and the owner's frees into a page that needs care.
+   * They join `free` when it runs dry (page_collect). */
   block_t *local_free;
   uint32_t used;
   /* Blocks from this offset past `area` on have not been handed out since
    * the page's memory was last known to read zero (committed fresh): calloc
    * need not clear them beyond the link and cookie that carving wrote.
    * UINT32_MAX when the page came back resident, holding old data. Raised
-   * whenever freed blocks join `free` (page.c), so that a block on `free`
-   * at or past it is one carving made and nobody has used. */
+   * whenever local_free joins `free` (page.c), so that on a page whose frees
+   * all take the slow path, a block on `free` at or past it is one carving
+   * made and nobody has used. calloc asks only of large pages, which exist
+   * in the diagnostic modes alone, where no page is plain: on small and
+   * medium pages the fast free pushes onto `free`, and medium ones read it
+   * only to tell whether they were taken fresh (populate_block). */
   uint32_t zero_from;
   struct page_s *next;
   struct page_s *prev;
