@@ -152,9 +152,12 @@ static void free_list_takes_freed(page_t *page) {
   page->zero_from = page->zero_from > carved ? page->zero_from : carved;
 }
 
-/* Takes in the page's remote frees; returns how many arrived. The list is
- * walked only when both free lists are in use, which the refill that
- * collects a page whose `free` ran out never finds. */
+/* Takes in the page's remote frees; returns how many arrived. When both
+ * free lists are in use, which only a page being retired or unparked meets
+ * (page_collect leaves a page with blocks on `free` alone), local_free is
+ * walked to its end, not the remote list: it holds the few blocks freed on
+ * the owner's slow paths, where a remote list can hold a quarter of the
+ * page, each block on it last written by another core. */
 static inline size_t collect_thread_free(page_t *page) {
   if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
   uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
@@ -168,18 +171,24 @@ static inline size_t collect_thread_free(page_t *page) {
     page->free = page->local_free;
     page->local_free = head;
   } else {
-    block_t *tail = head;
+    block_t *tail = page->local_free;
     while (tail->next != NULL)
       tail = tail->next;
-    tail->next = page->local_free;
-    page->local_free = head;
+    tail->next = head;
   }
   brisk_assert(page->used >= count);
   page->used -= count;
   return count;
 }
 
+/* A page with blocks on `free` is left as it is: the owner's own frees
+ * keep it stocked, and taking in the remote list then meant walking it to
+ * its end, one cache miss after another on blocks last written by other
+ * cores (a pool of two threads that free a quarter of each other's blocks
+ * spent a tenth of its time there). Its remote frees come in once `free`
+ * runs dry, with one exchange. */
 bool page_collect(page_t *page) {
+  if (page->free != NULL) return true;
   collect_thread_free(page);
   if (page->free == NULL && page->local_free != NULL) {
     free_list_takes_freed(page);
@@ -282,17 +291,7 @@ page_t *page_borrow_larger(heap_t *heap, unsigned size_class) {
   for (unsigned larger = size_class + 1; larger <= last && larger < CLASS_COUNT; larger++) {
     if (class_size[larger] > MEDIUM_MAX) break;
     page_t *page = heap->queues[larger].first;
-    if (page == NULL) continue;
-    collect_thread_free(page);
-    if (page->local_free != NULL) {
-      /* Freed blocks first: they are resident, where the blocks carved
-       * ahead on `free` may not be yet. Both lists hold free blocks. */
-      block_t *carved = page->free;
-      free_list_takes_freed(page);
-      page->free = page->local_free;
-      page->local_free = carved;
-    }
-    if (page->free != NULL) return page; /* first in its queue already */
+    if (page != NULL && page_collect(page)) return page; /* first in its queue already */
   }
   return NULL;
 }
@@ -443,20 +442,34 @@ void page_retire(heap_t *heap, page_t *page) {
   brief_lock_release(&heap->pages_lock);
 }
 
+/* The page's blocks in use, its pin included: `used` less the remote frees
+ * waiting on its list (more may come meanwhile, never fewer). */
+static uint32_t page_in_use(const page_t *page) {
+  return page->used - XFREE_COUNT(atomic_load_relaxed(&page->xthread_free));
+}
+
+/* Only the pages it retires take in their remote frees (see page_collect). */
 void page_collect_heap(heap_t *heap, bool force) {
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
     page_queue_t *queue = &heap->queues[size_class];
     for (page_t *page = queue->first, *next; page != NULL; page = next) {
       next = page->next;
-      collect_thread_free(page);
-      if (flags_of(page) & PAGE_WARM) {
+      uint32_t in_use = page_in_use(page);
+      bool warm = flags_of(page) & PAGE_WARM;
+      if (warm) {
         /* Kept while it has blocks in use or is its class's only page. */
         bool alone = queue->first == page && queue->last == page;
-        if (!force && (page->used > 1 || alone)) continue;
-        if (!page_unpin(heap, page)) continue;
-      } else if (page->used != 0) {
+        if (!force && (in_use > 1 || alone)) continue;
+        if (in_use > 1) { /* forced: it stays, in use, without its pin */
+          page_unpin(heap, page);
+          continue;
+        }
+      } else if (in_use != 0) {
         continue;
       }
+      collect_thread_free(page);
+      if (warm) page_unpin(heap, page);
+      brisk_assert(page->used == 0);
       retire_from_queue(heap, queue, page);
     }
   }
