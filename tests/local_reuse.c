@@ -74,8 +74,7 @@ int main(void) {
   api_init();
 
   /* A freed block is the next one handed out in its class, among others
-   * live (the page has carved blocks ahead that it could hand out
-   * instead). */
+   * live, before any block carved ahead or carved anew. */
   for (size_t i = 0; i < SIZE_COUNT; i++) {
     void *before = A_MALLOC(sizes[i]), *p = A_MALLOC(sizes[i]), *after = A_MALLOC(sizes[i]);
     REQUIRE(before != NULL && p != NULL && after != NULL);

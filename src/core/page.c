@@ -155,9 +155,11 @@ static void free_list_takes_freed(page_t *page) {
 /* Takes in the page's remote frees; returns how many arrived. When both
  * free lists are in use, which only a page being retired or unparked meets
  * (page_collect leaves a page with blocks on `free` alone), local_free is
- * walked to its end, not the remote list: it holds the few blocks freed on
- * the owner's slow paths, where a remote list can hold a quarter of the
- * page, each block on it last written by another core. */
+ * walked to its end, not the remote list: most often it holds a few blocks
+ * freed on the owner's slow paths, where a remote list can hold a quarter
+ * of the page, each block on it last written by another core. (A page that
+ * left the full list with remote frees keeps those there too, until its
+ * `free` runs dry.) */
 static inline size_t collect_thread_free(page_t *page) {
   if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
   uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
