@@ -15,6 +15,7 @@
  * 128 bytes, and malloc_usable_size and the aligned allocations are glibc's,
  * which must not be given its blocks. */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -34,7 +35,7 @@ typedef struct slot {
 } slot;
 
 static char *region;
-static _Atomic uintptr_t region_used;
+static atomic_uintptr_t region_used;
 static __thread slot *free_slots;
 
 __attribute__((constructor)) static void floor_init(void) {
@@ -47,11 +48,14 @@ static int is_floor_block(const void *p) {
   return region != NULL && (uintptr_t)p - (uintptr_t)region < REGION_BYTES;
 }
 
-/* Out of line, as an allocator's refill is: a fresh chunk of slots. */
+/* Out of line, as an allocator's refill is: a fresh chunk of slots. Before
+ * the region is mapped (a constructor that runs first), glibc's block. */
 static __attribute__((noinline)) void *floor_refill(size_t size) {
-  uintptr_t offset = region_used += (uintptr_t)SLOT * CHUNK_SLOTS;
-  if (offset > REGION_BYTES) return __libc_malloc(size);
-  char *chunk = region + offset - (uintptr_t)SLOT * CHUNK_SLOTS;
+  if (region == NULL) return __libc_malloc(size);
+  const uintptr_t chunk_bytes = (uintptr_t)SLOT * CHUNK_SLOTS;
+  uintptr_t offset = atomic_fetch_add_explicit(&region_used, chunk_bytes, memory_order_relaxed);
+  if (offset + chunk_bytes > REGION_BYTES) return __libc_malloc(size);
+  char *chunk = region + offset;
   for (size_t i = CHUNK_SLOTS; i-- > 1;) {
     slot *s = (slot *)(chunk + i * SLOT);
     s->next = free_slots;
@@ -61,7 +65,7 @@ static __attribute__((noinline)) void *floor_refill(size_t size) {
 }
 
 void *malloc(size_t size) {
-  if (size > SLOT || region == NULL) return __libc_malloc(size);
+  if (size > SLOT) return __libc_malloc(size);
   slot *s = free_slots;
   if (__builtin_expect(s != NULL, 1)) {
     free_slots = s->next;
