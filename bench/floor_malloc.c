@@ -9,8 +9,9 @@
  *
  * `churn` runs both a hand-written pool inlined into its loop (`--pool`) and
  * malloc; preloading this library gives the third figure between them, the
- * floor no general allocator can go below (docs/BENCHMARKS.md, "How close a
- * preloaded malloc can come to the pool"). Only for that measurement: it
+ * floor no general allocator can go below. `brisk bench` shows it as churn's
+ * `floor` column (docs/BENCHMARKS.md, "How close a preloaded malloc can come
+ * to the pool"). Only for that measurement: it
  * never frees its slots, a block of its own passed to realloc keeps at most
  * 128 bytes, and malloc_usable_size and the aligned allocations are glibc's,
  * which must not be given its blocks. */

@@ -51,8 +51,9 @@ def header(meta):
               "The winner column names an allocator only when its spread lies wholly below "
               "every other's; otherwise the row is a tie between the allocators whose "
               "spreads overlap the best one's. `pool` (churn's fixed-size free list, the "
-              "physical limit) is shown but never ranked. bursts' time is the time spent "
-              "in bursts, the idle pauses left out.", ""]
+              "physical limit) and `floor` (churn over bench/floor_malloc.c, the least a "
+              "preloaded malloc can do) are shown but never ranked. bursts' time is the "
+              "time spent in bursts, the idle pauses left out.", ""]
     lines.append("Allocators: " + "; ".join(f"{name} = {info['version']}"
                                             for name, info in meta["allocators"].items()))
     if meta.get("pascal_managers"):

@@ -5,12 +5,20 @@ run under every allocator by preloading it; "binary-variant" workloads (the
 Free Pascal programs) instead come as one binary per memory manager, and
 their variants take the place of the allocators in the table. Workloads may
 add reference variants of their own (churn's fixed-size pool, the physical
-limit): they are shown but never ranked against the allocators.
+limit, and the least a preloaded malloc can do): they are shown but never
+ranked against the allocators.
 """
 import os
 import shutil
 import textwrap
 from dataclasses import dataclass, field
+
+
+# bench/floor_malloc.c: one thread-local list, no checks, nothing returned;
+# churn's loop over it is the floor for any malloc in a shared library.
+FLOOR_LIBRARY = "libfloor_malloc.so"
+# The reference columns' names, which --alloc may not take.
+REFERENCE_NAMES = ("pool", "floor")
 
 
 @dataclass
@@ -35,7 +43,9 @@ class Workload:
     program: str  # binary name under the bench build folder
     options: list = field(default_factory=list)
     uses_lines: bool = False
-    extra_variants: list = field(default_factory=list)  # [(name, extra options)]
+    # References: [(name, extra options, library preloaded from the bench
+    # folder or "")]; one whose library was not built is left out.
+    extra_variants: list = field(default_factory=list)
     # Rough seconds of one default run at one thread, for the time estimate.
     estimate_s: float = 1.0
     binary_variants: dict = field(default_factory=dict)  # name -> path (Pascal)
@@ -67,7 +77,7 @@ WORKLOADS = [
         "churn", "rounds of allocating 10,000 blocks of 100 B and freeing them all",
         "malloc many times slower than a hand-written fixed-size pool at this very loop",
         "tags at both ends of every block; the number of pairs", "churn",
-        extra_variants=[("pool", ["--pool"])], estimate_s=0.5),
+        extra_variants=[("pool", ["--pool"], ""), ("floor", [], FLOOR_LIBRARY)], estimate_s=0.5),
     Workload(
         "objects", "a loop over objects that each allocate and free many small objects, "
         "serially then in parallel",
@@ -186,8 +196,10 @@ def variants_for(workload, bench_dir, allocators, lib_dir):
         return _pascal_variants(workload, allocators, lib_dir)
     program = os.path.join(bench_dir, workload.program)
     variants = [Variant(a.name, [program], a.preload, allocator=a.name) for a in allocators]
-    for name, options in workload.extra_variants:
-        variants.append(Variant(name, [program, *options], reference=True))
+    for name, options, library in workload.extra_variants:
+        preload = os.path.join(bench_dir, library) if library else ""
+        if not preload or os.path.exists(preload):
+            variants.append(Variant(name, [program, *options], preload, reference=True))
     return variants
 
 

@@ -109,7 +109,8 @@ def _parse_threads(parser, args):
 
 def _parse_alloc(parser, specs):
     extra = {}
-    reserved = {bench_allocators.GLIBC, "pool", *bench_workloads.PASCAL_MANAGERS} - {
+    reserved = {bench_allocators.GLIBC, *bench_workloads.REFERENCE_NAMES,
+                *bench_workloads.PASCAL_MANAGERS} - {
         bench_allocators.BRISK}
     for spec in specs:
         name, sep, path = spec.partition("=")
