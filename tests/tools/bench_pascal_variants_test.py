@@ -10,19 +10,7 @@ import tempfile
 
 sys.path.insert(0, sys.argv[1])
 import bench_workloads  # noqa: E402
-
-passed = failed = 0
-
-
-def expect(what, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}: {detail}")
-
+from expect import expect, finish  # noqa: E402 (beside this script)
 
 def make_binaries(bench_dir, names):
     os.makedirs(os.path.join(bench_dir, "pascal"), exist_ok=True)
@@ -65,5 +53,4 @@ with tempfile.TemporaryDirectory() as scratch:
     expect("a missing cmem binary is reported, fastmm4 is not",
            note is not None and "objects_cmem" in note and "fastmm4" not in note, note)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

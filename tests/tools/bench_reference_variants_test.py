@@ -10,19 +10,7 @@ import tempfile
 
 sys.path.insert(0, sys.argv[1])
 import bench_workloads  # noqa: E402
-
-passed = failed = 0
-
-
-def expect(what, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}: {detail}")
-
+from expect import expect, finish  # noqa: E402 (beside this script)
 
 churn = next(w for w in bench_workloads.WORKLOADS if w.name == "churn")
 with tempfile.TemporaryDirectory() as bench_dir:
@@ -44,5 +32,4 @@ with tempfile.TemporaryDirectory() as bench_dir:
     expect("both are references, never ranked",
            all(v.reference and not v.allocator for v in variants), variants)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()
