@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shortcuts to ./brisk, which installs what each command needs (through
 # scripts/install-deps.sh), builds with CMake and runs the tools in tools/.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc growth: strings built by appending short pieces one at a time,
  * growing the block to the exact new length each time -- the naive
  * `s := s + piece` that makes realloc's in-place growth and its copying

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared plumbing for the benchmark workloads: argument parsing, timing,
  * threads, deterministic random numbers, checksums and the RESULT line.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Big buffers: a program that keeps 20 buffers of 5-25 MiB alive (about
  * 300 MB) and keeps replacing a random one with a new buffer of a random
  * size, zero-filled right after malloc as `std::make_unique<char[]>(n)` or

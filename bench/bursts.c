@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bursts: a server-style pool of T threads that handle load in bursts and
  * idle in between. In each burst every thread allocates its share of many
  * blocks of mixed sizes (mostly small, some of a few KiB, a few up to

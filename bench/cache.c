@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An in-process key/value cache -- a concurrent hash map with
  * string keys `b_<i>` and string or int64 values -- driven through set, get,
  * inc and remove phases, reporting ops/s per phase like the account's log.

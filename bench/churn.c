@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rounds of "allocate 10,000 blocks of 100 bytes, then free them all", the
  * test of a published complaint that malloc is a tortoise next to a
  * fixed-size pool -- 1,000 rounds in the account (VC2008 malloc 3.854 s,

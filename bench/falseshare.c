@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* False sharing between threads' small blocks (after Hoard's cache-thrash
  * and cache-scratch). Each thread repeatedly allocates an 8-byte block,
  * writes it many times and frees it. Active phase: if the allocator hands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The least a preloaded malloc can do, to measure allocators against: every
  * block of up to 128 bytes comes from the calling thread's own free list of
  * 128-byte slots, and free pushes a slot back onto the list of whichever

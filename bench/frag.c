@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fragmentation: fill the heap with small blocks, free 90% of them in a
  * scattered pattern, then allocate larger blocks worth half of what was
  * freed. A perfect allocator would serve phase 3 from the holes phase 2 left

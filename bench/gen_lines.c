@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes the line data the `lines` workloads read (format: docs/CONTRACTS.md):
  * DIR/lines_0.txt .. lines_{N-1}.txt and DIR/expect.txt. The output depends
  * only on the parameters, so a cached copy can be reused across runs and

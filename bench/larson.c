@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Server-style stress after Larson & Krishnan: every thread owns a table of
  * live blocks and keeps replacing random ones (free the old block, allocate
  * one of a random size). Between rounds the tables move on to the next

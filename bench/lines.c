@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Line splitting that does not scale with threads: threads each read their
  * own text file line by line and split every line on Tab into separately
  * allocated field strings kept in a growable list, freed line by line -- the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runs one workload and reports its peak RSS and exit status as the kernel
  * saw them (wait4). The harness cannot do this itself: Linux carries a
  * process's peak RSS across exec, so a program started straight from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parallel loops whose frees contend: a list of objects whose Execute
  * allocates many small objects into a list and then deletes them, run
  * serially and then with T threads (TParallel.For in the account). A share

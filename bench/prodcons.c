@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Producer/consumer: T threads in a ring, each producing messages for the
  * next thread and consuming the messages of the previous one through a
  * bounded single-producer/single-consumer queue. Every message is allocated

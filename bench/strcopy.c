@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* String copying that does not scale: threads each run two nested loops that
  * copy strings of varying length back and forth -- allocate the new string,
  * copy, free the old one -- as `s := Copy(t, ...)` does with Delphi strings.

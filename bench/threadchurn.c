@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread churn: many short-lived threads, a few at a time, as a program that
  * starts a thread per task does. Each thread makes random-size allocations
  * and frees (8 B to 64 KiB, uniformly, so medium and small size classes are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A clock for instruction counting, preloaded ahead of the allocator by
  * `brisk bench --callgrind`. Allocators do time-driven work (purging free
  * memory after a delay, decaying caches); under callgrind, which runs a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* brisk_link.o: linked in front of libbrisk.so.0 by -lbrisk (through the
  * installed libbrisk.so, a linker script) and by brisk::brisk. Its one
  * reference to brisk's BRISK_LINK_ANCHOR (malloc) comes from the program

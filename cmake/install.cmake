@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installing brisk: the libraries, brisk.h, a CMake package (brisk::brisk,
 # brisk::brisk_static) and pkg-config files (brisk, brisk-static), arranged so
 # that a program linked with brisk cannot silently run on glibc's malloc.

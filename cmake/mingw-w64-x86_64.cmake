@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cross-compiling for 64-bit Windows with Debian's MinGW-w64 toolchain, and
 # running what was built (tests, benchmarks) under Wine.
 #

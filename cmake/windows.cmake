@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # brisk for 64-bit Windows, cross-built with MinGW-w64 (see
 # cmake/mingw-w64-x86_64.cmake and docs/WINDOWS.md). Included by
 # CMakeLists.txt once BRISK_SOURCES is known; does nothing for other targets.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* brisk: a thread-scalable general-purpose memory allocator.
  *
  * Every function here has the contract of its C / POSIX / glibc namesake

@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { BriskMM: the brisk allocator as the memory manager of a Free Pascal or
   Delphi program.
 

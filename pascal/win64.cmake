@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Free Pascal for Win64 (cmake/windows.cmake includes this file when
 # cross-building for Windows): BriskMM's tests and the Pascal workloads of
 # bench/pascal as Windows programs, cross-compiled by the Linux fpc with the

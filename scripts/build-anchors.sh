@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds other allocators from their source checkouts as libraries that can
 # be preloaded, so `brisk bench` can measure brisk against the newest designs.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds the Free Pascal units for Win64 (x86_64-win64) from Debian's
 # fpc-source package with the installed fpc, so that this Linux machine can
 # cross-compile Pascal programs to Windows: Debian ships Free Pascal's Linux

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fails unless every C and C++ source is clang-format clean (the repository's
 # .clang-format). Fix one with: clang-format -i FILE
 set -eu

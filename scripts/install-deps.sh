@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The one place that installs what brisk needs (Debian 12, apt-get). Nothing
 # else in the repository installs packages: ./brisk runs this before each
 # command, and CMake only checks and says what is missing.

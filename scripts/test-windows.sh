@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds brisk for 64-bit Windows on this Linux machine and runs every
 # Windows test under Wine: brisk.dll and the static libbrisk.a (MinGW-w64),
 # the C tests linked each way, BriskMM's tests and the Pascal workloads

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Waits until the Wine server of a Win64 build's prefix has exited.
 #
 #   scripts/wine-wait.sh BUILD_DIR        (default: build-win64)

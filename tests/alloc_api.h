@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which allocation API a test program exercises.
  *
  * Default: the brisk_* API (works in every build, sanitizers included).

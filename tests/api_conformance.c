@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* API conformance: every allocation function, its POSIX/glibc semantics and
  * errno cases, dirty-memory calloc, realloc content, brisk_owns, brisk_collect
  * and brisk_memory_info.

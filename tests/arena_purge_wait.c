@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Blocks above 64 KiB come from the heap's arena; freed, their memory
  * waits 100 ms resident before the background purger gives it back, so
  * that a pool pausing briefly between bursts of work finds it again.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Blocks above 64 KiB come from a coalescing arena per heap: the memory that
  * blocks of one size freed serves a request of another size once the freed
  * chunks are merged, and an aligned block is cut from the arena with a

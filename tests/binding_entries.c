@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Free Pascal memory manager's entries (brisk_binding_getmem and the
  * rest, BriskMM's TMemoryManager record): the RTL's contract for each,
  * errors handed to the binding's handler with the pointer and nothing freed,

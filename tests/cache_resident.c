@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* With the background purger running, a segment that comes back free waits
  * resident in the cache, however many others came back with it, so that a
  * pool which frees a hundred megabytes at the end of a burst finds them

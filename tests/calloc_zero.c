@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* calloc skips clearing large blocks carved from memory that reads zero, and
  * only those. Every block calloc returns must read zero however its memory was
  * used before: freed by its own thread or another, taken from a larger class,

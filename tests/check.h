@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tiny check harness shared by the brisk test programs.
  *
  * CHECK(expr) prints file:line and the failed expression and counts the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Running this test program again as a child process, with a deadline.
  *
  * Tests whose subject ends the process (an abort on an invalid free), or may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A module loaded with dlopen() by override_libc: it allocates in its
  * constructor and exchanges blocks with the program. */
 #include <stdlib.h>

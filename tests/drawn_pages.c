@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A thread that allocates again what it freed a while ago takes its free
  * pages back resident: housekeeping does not purge them under it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The asymmetric fence between a thread taking blocks of 8-64 KiB and the
  * background purger, each side held where the other must find it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() in a loop while other threads allocate and free.
  *
  * Background threads hammer the allocator (small, large, aligned, realloc).

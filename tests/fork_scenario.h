@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Driver for the fork scenarios: a scenario that deadlocks must fail fast.
  *
  * Run without arguments, the program runs its scenario SCENARIO_RUNS times in

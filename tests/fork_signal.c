@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork from a signal handler that interrupted fork, malloc or free.
  *
  * The real-world complaint: a single-threaded server forks a worker from its

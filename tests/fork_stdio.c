@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork while other threads hold stdio locks and allocate.
  *
  * The real-world complaint: a multithreaded program that forks (to run a

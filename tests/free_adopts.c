@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A thread that frees before it ever allocates adopts the abandoned heap it
  * frees into: a thread that tears down what an exited thread built then
  * frees on its own fast path, instead of claiming that heap for each block.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What glibc 2.36 accepts, and the errno it leaves, for every allocation
  * function, checked against the allocator in use.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* brisk_heap_check(): finds nothing wrong with a heap after a mixed
  * workload, and finds each kind of damage when a free list is corrupted on
  * purpose (in a child process, which dies with its damaged heap). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BRISK_HUGE_PAGES: with the setting on, the memory behind small, medium and
  * huge blocks, and behind a huge block grown by realloc, is advised for
  * transparent huge pages; with it off (the default) none is. The kernel

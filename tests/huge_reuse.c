@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Freed huge blocks (above 512 KiB) are reused while they are resident: a
  * request that no single freed span can hold is assembled from several, and
  * the part of a freed span that a smaller request leaves over stays resident

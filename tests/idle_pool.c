@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A pool whose threads hand blocks to each other and then wait gets its
  * memory back without calling the allocator again.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Invalid frees in the default mode: each is reported and stops the program,
  * and memory is never handed out twice.
  *

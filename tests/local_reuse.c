@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A thread's own frees come back at its next allocation of their class
  * without a refill: the free pushes the block onto the list malloc pops.
  * Blocks that come back on the slow paths (other threads' frees, taken in)

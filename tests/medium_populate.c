@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A block of 8-64 KiB carved from fresh memory is resident whole when the
  * allocation returns: brisk faults it in with one call, where the program's
  * first write to each of its OS pages used to fault once per page.

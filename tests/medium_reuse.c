@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Medium blocks (8-64 KiB) reuse resident memory across size classes: a
  * request whose class has no free block takes one already free in a class
  * up to one doubling larger before carving new memory, and never one of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resident memory in three programs that once kept far more than glibc:
  * thread churn, big buffers replaced at random, and an idle program after a
  * big free. Each mode prints its figures as `key=value` in KiB; the driver

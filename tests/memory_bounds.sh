@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs memory_bounds' three programs with glibc's malloc and with brisk
 # preloaded, and checks brisk's resident memory against bounds relative to
 # glibc's (figures in KiB):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* brisk as the process's malloc (BRISK_OVERRIDE builds), linked or preloaded:
  * - every malloc-family symbol resolves into libbrisk;
  * - memory allocated inside libc (strdup, getline, asprintf, open_memstream,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // C++ operator new/delete served by brisk (BRISK_OVERRIDE builds), linked or
 // preloaded: every replaceable form is exported by libbrisk, returns brisk
 // memory with the right alignment, frees it again; impossible sizes throw

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A free page that is still resident goes back to the class it served
  * before, the one that class carved furthest first. A program that frees
  * everything and then allocates the same again (a pool between bursts of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A page that comes back free gives back the part of its memory an earlier
  * use wrote and its last use did not reach, and commits it again before a
  * later use carves into it. A pool whose bursts ask for a different number

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Content patterns for verifying blocks: each byte depends on a per-block seed
  * and its offset, so overlapping blocks and lost content are detected. */
 #ifndef BRISK_TEST_PATTERN_H

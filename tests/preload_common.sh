@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the preload tests (sourced): counters, and the check that the
 # glibc run and the brisk run of a program printed the same thing.
 pass=0

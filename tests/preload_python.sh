@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs Debian's python3 (PYTHONMALLOC=malloc) on a deterministic workload on
 # glibc's malloc and with LD_PRELOAD=libbrisk.so; the outputs must be
 # identical, and the preloaded run must show brisk serving Python's objects.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs Debian's sqlite3 on a scripted database on glibc's malloc and with
 # LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
 # linker must bind sqlite's and libc's malloc/free to libbrisk.

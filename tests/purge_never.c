@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BRISK_PURGE_DELAY=never keeps free memory resident. A program with one
  * thread runs no background purger; it purges eagerly instead, once a few
  * megabytes are free, and used to do so whatever the delay said: with

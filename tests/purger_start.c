@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The background purger starts inside an allocation, and the C library
  * allocates for the new thread (its thread-local storage) through malloc,
  * which is brisk: a nested call from the middle of brisk's slow path. brisk

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Deterministic workload for Debian's python3 run with PYTHONMALLOC=malloc,
 once on glibc's malloc and once with LD_PRELOAD=libbrisk.so; preload_python.sh
 compares the two outputs byte for byte.  With --probe FILE it also writes to

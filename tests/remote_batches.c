@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frees into another thread's pages are batched (see src/core/free.c) and
  * must all come home, even when the freeing thread then goes idle.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports survive a corrupted heap.
  *
  * The real-world complaint: a program with a buffer overflow also frees a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A heap that freed whole segments takes their resident pages back from the
  * cache before it faults in pages of its own it never used. A program that
  * frees everything and then allocates the same again (a pool between rounds

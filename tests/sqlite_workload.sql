@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Deterministic scripted database for preload_sqlite.sh: run by Debian's
 -- sqlite3 on glibc's malloc and with LD_PRELOAD=libbrisk.so; outputs compared.
 .bail on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Multithreaded stress with content verification.
  *
  * NTHREADS threads each run a random mix of: malloc / calloc / aligned

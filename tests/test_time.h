@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sleeping and reading the time, for tests that wait on brisk's timers
  * (the purge delay, the background purger's rounds). */
 #ifndef BRISK_TEST_TIME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread churn: thousands of short-lived threads, each allocating a few
  * hundred KiB across the size classes, freeing part itself, handing part to a
  * long-lived "survivor" thread, and swapping one block through a ring that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Threads started one after another, as a program that runs each task on a
  * thread of its own does: each new thread takes up the heap the last one
  * left, and must find its pages still there, not fault them all in again.

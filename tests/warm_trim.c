@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A resident medium page that one class used and another takes as its warm
  * page keeps only the new class's first block resident: the rest of what the
  * old class wrote is purged, where it used to stay resident, unused, for as

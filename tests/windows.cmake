@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Windows tests (cmake/windows.cmake includes this file instead of
 # tests/CMakeLists.txt when cross-building for Win64): Windows programs run
 # by CTest under Wine (CMAKE_CROSSCOMPILING_EMULATOR, set by

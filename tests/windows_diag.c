@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The diagnostics on Windows: statistics, leak counts, the double-free check
  * and checked mode, each in a child process (this program run again with a
  * mode and BRISK_* settings), whose exit status and messages are checked.

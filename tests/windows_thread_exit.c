@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread exit on Windows: brisk learns that a thread ends from a fiber-local
  * storage callback, which Windows calls before the DLLs' thread detach and
  * the other FLS callbacks of higher index. Code that runs after it in the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Finding and checking the allocators `brisk bench` compares.
 
 Every allocator except glibc is a shared library preloaded with LD_PRELOAD:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Getting ready to benchmark: the prerequisites (through
 scripts/install-deps.sh, the one place that installs packages), the build
 of brisk and the workloads, and the cached line data.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk bench --callgrind`: instructions per allocation, the measure that
 does not drift with the machine's load.
 

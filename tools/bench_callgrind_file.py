@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reads a callgrind output file (valgrind --tool=callgrind, events Ir) into
 the call edges between functions: for each (caller, callee) pair, how many
 calls and their inclusive instruction count.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Draws bench.png from results.json: one summary panel of two heat maps,
 time and peak RSS, each cell the allocator's median divided by the best
 allocator's median on that row (1.00 = best), the value printed in the cell

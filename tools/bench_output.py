@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What `brisk bench` leaves behind: a folder per run (and the `latest`
 link), table.md with its header of conditions and warnings, results.json,
 results.csv, the same tables on the terminal, and the chart."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a benchmark result depends on besides the workloads: the machine, how
 busy it was while the benchmark ran, and exactly which allocator libraries
 ran (version and sha256), so that two results.json files can be told apart.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Summaries of the benchmark runs: per row and allocator the median and
 spread of every sample, the verdict of each row (bench_stats), the tables
 (terminal and markdown), results.json and results.csv."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs one workload process and measures it from the outside.
 
 Wall time is taken around the process; peak RSS and the exit status come

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Medians, spread and the rule that decides whether a row has a winner.
 
 Spread: with 5 or more samples the interquartile range (the middle half of

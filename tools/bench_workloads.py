@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The workloads `brisk bench` runs and how each is invoked.
 
 A workload is one program run at several thread counts. Ordinary workloads

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk bench`: brisk against every allocator it can find, on the classic
 multithreaded-allocation workloads, side by side in time and memory.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs one ./brisk command: `python3 tools/brisk_command.py MODULE [ARGS...]`.
 
 ./brisk (a shell script) installs what the command needs, then hands over

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk docs`: regenerate the example output in README.md.
 
 Builds libbrisk (build/), compiles the programs of docs/examples with -g, runs

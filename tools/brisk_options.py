@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk options`: every BRISK_* setting with its value and where it comes from.
 
 Runs a tiny program (`true`) with brisk preloaded and BRISK_VERBOSE=1, with

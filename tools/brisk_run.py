@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk run`: run any program with brisk preloaded and diagnostics switched on.
 
 Every switch maps to an environment variable read by libbrisk at start-up, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk test`: build brisk and run every test, one build folder per stage.
 
 Each stage configures, builds and runs CTest in its own folder, prints one

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks that src/ keeps its layers (src/README.md):
 
 1. src/ holds one folder per layer, and every library source is in one.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk overhead`: what each diagnostic mode costs on the seed workloads.
 
 Runs each workload with brisk preloaded under five configurations, interleaved,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Pascal workloads as Win64 programs under Wine, side by side: Free
 Pascal's own heap (fpcheap), msvcrt's malloc through cmem, and BriskMM linked
 statically. Shows that the programs run and agree, and the shape of their

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Side-by-side run of the Pascal workloads under three memory managers.
 
 Runs build/bench/pascal/{lines,objects}_{fpcheap,cmem,brisk} at 1, 2 and 4

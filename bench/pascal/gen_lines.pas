@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { gen_lines: writes test data for the "lines" workload (docs/CONTRACTS.md):
   DIR/lines_0.txt .. lines_(N-1).txt, lines of tab-separated fields with LF
   endings, and DIR/expect.txt = "files=N lines=L fields=F bytes=B" where B is

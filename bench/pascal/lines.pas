@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { lines: the seed-000 workload in Free Pascal. T threads read their own text
   files line by line and split every line on Tab into a TStringList, the way
   the original program did; the total work is the same at every thread count

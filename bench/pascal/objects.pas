@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { objects: the seed-004 workload in Free Pascal ("Memory allocation in a
   parallel world", Mastering Delphi Programming). A parallel loop runs
   Execute on every object of a list; each Execute builds a TObjectList of

@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { percall: the cost of one GetMem/FreeMem pair through the installed memory
   manager, for comparing the managers' per-call overhead. One thread, one
   block size, nothing else: what is left is the manager's own work plus the

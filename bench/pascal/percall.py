@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Instructions per GetMem/FreeMem pair under each memory manager, counted by
 valgrind's callgrind (stable on a shared machine, unlike timings).
 

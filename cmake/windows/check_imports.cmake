@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Fails when the Windows libbrisk.a uses a symbol it does not define: such a
 # symbol would need a MinGW library (libgcc's ___chkstk_ms, libmingwex's
 # printf, an import library) that a Free Pascal or Delphi program cannot link.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Appends the members of the import libraries in IMPORTS (made by dlltool,
 # one per DLL) to the static library ARCHIVE, then re-indexes it.
 #   cmake -DAR=... -DARCHIVE=libbrisk.a -DIMPORTS=dir -P merge_imports.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Runs two builds of the line-splitting workload (REFERENCE: FPC's own heap,
 # CANDIDATE: BriskMM) at 1, 2 and 4 threads on the data in DATA and fails
 # unless both verify their counts (RESULT ok=1) and report the same counts.

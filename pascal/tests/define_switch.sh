@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds one program static, then with -dBRISK_SHARED, then static again, into
 # the same unit folder, and checks with ldd that each switch took effect: fpc
 # reuses a BriskMM.ppu whose source did not change, whatever the defines were.

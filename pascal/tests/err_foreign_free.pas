@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { Helper for test_errors: FreeMem of memory brisk did not allocate, in a
   program without SysUtils: a message and runtime error 204, not a crash. }
 program err_foreign_free;

@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { Helper for test_errors: the adoption line as documented. Also built with
   -gh (heaptrc), where BriskMM must refuse to start, and with -dBRISK_SHARED. }
 program ok_minimal;

@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { Tests of BriskMM as the Free Pascal memory manager: the TMemoryManager
   contract (sizes, nil, zero, alignment, failures, foreign pointers, heap
   status) and the RTL features that live on it (strings, dynamic arrays,

@@ -1,3 +1,4 @@
+{ SPDX-License-Identifier: MIT }
 { Runs the helper programs and checks how BriskMM reports mistakes: a clear
   message on stderr and a non-zero exit code, never a crash. Also checks that
   the statically linked program needs no brisk shared library (libbrisk.so,

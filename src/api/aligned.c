@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The aligned allocation functions of the brisk_* API. */
 #include "fast_path.h"
 

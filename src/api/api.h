@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The API layer's interface: what its files share, grouped under the file
  * that defines each function, in layer order (a file calls only files listed
  * above it, and the layers below). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Entry points for language bindings that keep heap figures (BriskMM): each
  * does in one call what the binding would otherwise do in three, and keeps
  * the count of bytes in live blocks in the calling thread's heap. The common

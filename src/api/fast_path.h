@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation and free fast paths, inlined into brisk_* and the malloc
  * overrides alike. Each is one load, one likely test, and a plain store;
  * everything else is a call to a named slow path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Process set-up, fork handling, and the process-wide parts of the API. */
 #include "fast_path.h"
 

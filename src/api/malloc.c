@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* malloc, calloc and free of the brisk_* API, and the size queries. */
 #include "fast_path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C allocation functions of the process, served by brisk when this
  * library is preloaded or linked first. malloc and free inline the fast
  * paths; the rest forward to their brisk_* namesakes. */

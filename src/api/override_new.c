@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* C++ operator new and delete in all their forms, written in C against the
  * Itanium C++ ABI names. A failed new calls the program's new_handler and
  * retries, or throws std::bad_alloc through libstdc++'s own thrower; both are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc and reallocarray of the brisk_* API. */
 #include "fast_path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocation slow path: when the first page of a size class has nothing
  * free, find one that has (collecting frees, extending, parking full pages
  * on the way), else take a fresh page; and the aligned over-allocation. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The background purger: a thread of brisk's own that gives memory back
  * while the program does not call the allocator (a server waiting on a
  * socket after a burst, a program that freed most of its memory and then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Giving memory back: the housekeeping a heap does now and then on its slow
  * path, the tidying of a heap whose thread exits, the sweep of abandoned
  * heaps, and brisk_collect(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The core layer's interface: shared helpers, then every function the core's
  * files export, grouped under the file that defines each (the order is the
  * layer order, bottom first: a file calls only files listed above it).

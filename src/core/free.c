@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The free path, for every free the fast path (api/fast_path.h) does not
  * settle: huge blocks, blocks handed out at an interior offset, the owner's
  * frees into pages that need care, and remote frees.

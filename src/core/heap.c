@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread heaps. A thread starts on heap_empty, whose direct[] points at a page
  * with nothing free, so its first malloc takes the slow path, which gives it
  * a heap: an abandoned one if any (adopting its pages, live blocks and all),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switches and hooks through which the diagnostic modes (src/diag/)
  * watch the core. The core reads them; only the diagnostics layer sets them,
  * at start-up, before any heap exists. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Huge blocks (above LARGE_MAX): each in a segment of its own, mapped for it.
  * Recently freed spans wait in a small cache for reuse until the purge delay
  * passes, so that a program replacing big buffers reuses resident memory

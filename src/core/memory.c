@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory from the platform, and the process-wide figures brisk reports:
  * address space mapped, memory committed (mapped and possibly resident),
  * bytes in live huge blocks, and how often the OS was called. */

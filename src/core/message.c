@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* brisk's messages to the user: formatted into a buffer on the stack and
  * written with one platform call, so printing never allocates.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runtime settings: one table of name, kind, default and meaning. Each is
  * read once, at start-up, from the environment variable BRISK_<NAME>. A value
  * brisk cannot read, and a BRISK_ variable it does not know, get one warning

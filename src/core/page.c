@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pages: runs of blocks of one size class, carved lazily, with the queues a
  * heap keeps them on and the free lists inside them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports of misuse that brisk catches outside the diagnostic modes (a double
  * free), and the stack traces every report carries, which start at the
  * program's own frame: brisk's frames are left out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Segments: SEGMENT_SIZE-aligned mappings cut into pages of one size (small,
  * medium or large), owned by a heap. A heap lists its segments that still
  * have a free page; a segment whose pages are all free goes to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A byte per 4 MiB unit of the user address space (128 TiB: see
  * PLATFORM_ADDRESS_BITS) telling whether a segment header starts there.
  * brisk_owns() and the checked free path use it to tell brisk's pointers from

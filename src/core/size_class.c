@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size classes: multiples of 16 up to 128, then eight classes per doubling
  * (steps of 1/8 of the power of two below), so above 128 bytes a block
  * wastes at most 12.5% of its size. Every class from 16 up is a multiple of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap's arena: blocks above ARENA_MIN (64 KiB) up to LARGE_MAX in
  * boundary-tagged chunks, coalesced as they are freed, so that memory one
  * size freed serves any other. A page per size class for blocks this large

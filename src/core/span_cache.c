@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A span cache: whole free segments (small-block segments, or the spans of
  * freed huge blocks) kept for reuse under one lock, newest first, each
  * stamped with when it arrived so that expired ones can be purged or

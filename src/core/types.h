@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Core types of brisk. Read this first.
  *
  * Glossary

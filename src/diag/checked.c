@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checked mode (BRISK_CHECK): every free, realloc and size query is checked
  * against the block's trailer; double frees, pointers brisk never returned,
  * interior pointers and writes past the end are reported with the stack of

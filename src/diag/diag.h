@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The diagnostics layer's interface (statistics, leak report, profile,
  * checked mode), grouped under the file that defines each function, in
  * layer order: a file calls only files listed above it and the core. */

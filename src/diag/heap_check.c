@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* brisk_heap_check(): the counting identities of types.h, checked by walking
  * the calling thread's heap. Read-only, and only on the owner's own lists,
  * so it is safe while other threads free into the heap. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BRISK_LEAKS: at exit, every block still allocated, grouped by the call site
  * that allocated it, largest total first. Blocks are found by walking every
  * segment brisk has mapped; a block is live when its trailer says so.

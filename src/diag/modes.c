@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The diagnostic modes: read from the options once, at start-up, and plugged
  * into the core through its hooks; and their reports at exit. */
 #include "diag.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* BRISK_PROFILE: where do threads leave their fast paths? One event in
  * BRISK_PROFILE_RATE of each kind (per thread) is traced to its call site;
  * at exit the sites that cost most are written with their stack traces,

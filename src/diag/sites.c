@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Call sites: stack traces captured on diagnostic paths, kept once each in a
  * lock-free open-addressed table and named (function, file:line) only when a
  * report is written. Capturing never allocates through brisk: in_diag()

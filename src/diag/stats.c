@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics: one field list (BRISK_STATS_FIELDS in brisk.h) makes the
  * struct, the text report and the JSON report. Per-call counts live in each
  * heap and are summed here; OS figures come from memory.c and the platform. */

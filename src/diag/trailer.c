@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tracked blocks: while a diagnostic mode counts calls (statistics, leaks,
  * checked mode), every heap keeps its fast path empty, so each malloc and
  * free comes here, and each block carries a trailer at its very end: the

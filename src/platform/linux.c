@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform contract on Linux (x86-64, glibc): memory through mmap,
  * madvise and mremap; time, thread exit, fork hooks and process facts. */
 #include "platform.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform contract on Linux, diagnostic half: stack capture, the code
  * ranges of shared libraries, names for code addresses, and the fault hook.
  *

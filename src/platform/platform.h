@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform contract: everything brisk asks of the operating system.
  * Only the files in src/platform/ implement it, one set per OS; every other
  * layer reaches the OS through these functions alone.

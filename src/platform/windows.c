@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform contract on 64-bit Windows: memory through VirtualAlloc and
  * VirtualFree; the clock, thread exit (fiber-local storage callbacks),
  * thread-local words (TlsAlloc slots read from the TEB) and process facts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform contract on Windows, diagnostic half: stack capture, the code
  * range of a DLL, names for code addresses, and the fault hook.
  *

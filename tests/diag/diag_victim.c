@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program that does one wrong or notable thing per mode, for the
  * diagnostics tests (run_diag_tests.py) to run under brisk and check the
  * reports of. Each mode prints the pointer it misuses first, so the test can

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Diagnostics tests: run diag_victim under brisk with each diagnostic switch
 and check the reports: the kind of error, the pointer, the call sites (with
 function names and source lines), the exit status, the numbers.

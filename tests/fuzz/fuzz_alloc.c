@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness: random programs of allocation calls on two threads,
  * checked against a shadow model of every live block.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the seed corpus of fuzz_alloc (tests/fuzz/corpus/): small programs
 that each start the fuzzer in one region of the allocator (small blocks,
 cross-thread frees, realloc chains, alignments, huge blocks, failing calls,

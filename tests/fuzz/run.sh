@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs the allocation fuzzer for SECONDS (default 120) from the committed
 # corpus, building it first (clang, in build-fuzz/) when needed, and prints
 # how many inputs it executed. Exit status: 0 when nothing was found; else

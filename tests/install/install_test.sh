@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs this build into a scratch prefix, then links programs against it in
 # every documented form, under --as-needed (Debian's default, made explicit):
 #  - consumer.c uses the brisk_* API (pkg-config, CMake package);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk bench` finds the Pascal binaries it has: fastmm4 is a column where
 its binaries were built and goes unmentioned where they were not (few
 machines have FastMM4), while a missing variant of the others is reported.

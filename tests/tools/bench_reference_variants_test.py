@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`brisk bench` shows churn against its two references, never ranked: the
 pool inlined into the loop (`--pool`) and the loop over the floor malloc
 preloaded from the bench folder. A bench folder without the floor library

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `brisk run` says what happened: a missing library is named as missing, a
 # crash by its signal, and a report only where it was really written.
 # usage: brisk_run_test.sh TOOLS_DIR LIBBRISK

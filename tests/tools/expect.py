@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How the tools tests report: a line per check, then a summary, and an exit
 status that fails the test when any check failed."""
 import sys

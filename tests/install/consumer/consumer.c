@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program using an installed brisk, for install_test.sh. */
 #include <brisk.h>
 #include <stdio.h>

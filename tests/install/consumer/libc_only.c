@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program that never calls an allocation function itself: libc allocates
  * for it (the stdio buffer of fopen, the line of getline, the copy of strdup).
  * Exit status 0 when brisk served those blocks. Under --as-needed, a program
