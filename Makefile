@@ -20,4 +20,4 @@ docs:
 	./brisk docs
 
 clean:
-	rm -rf build build-debug build-tsan build-ubsan
+	rm -rf build build-debug build-tsan build-ubsan build-win64 build-package build-dist dist

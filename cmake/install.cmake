@@ -26,10 +26,13 @@ if(BRISK_OVERRIDE)
   # malloc declared as void(void) on purpose: only its address is taken
   target_compile_options(brisk_link PRIVATE -fno-builtin)
   target_compile_definitions(brisk_link PRIVATE BRISK_LINK_ANCHOR=${BRISK_LINK_ANCHOR})
+  # the same in a project that builds brisk itself (add_subdirectory, FetchContent)
   set(brisk_link_object $<INSTALL_PREFIX>/${CMAKE_INSTALL_LIBDIR}/brisk_link.o)
-  target_link_options(brisk INTERFACE $<INSTALL_INTERFACE:${brisk_link_object}>)
+  target_link_options(brisk INTERFACE $<INSTALL_INTERFACE:${brisk_link_object}>
+    $<BUILD_INTERFACE:$<TARGET_OBJECTS:brisk_link>>)
+  add_dependencies(brisk brisk_link) # so its object exists when a program links
   set(BRISK_STATIC_ANCHOR -Wl,-u,${BRISK_LINK_ANCHOR})
-  target_link_options(brisk_static INTERFACE $<INSTALL_INTERFACE:${BRISK_STATIC_ANCHOR}>)
+  target_link_options(brisk_static INTERFACE ${BRISK_STATIC_ANCHOR})
   set(brisk_namelink NAMELINK_SKIP) # libbrisk.so is the linker script
 endif()
 
@@ -62,3 +65,15 @@ foreach(pc brisk brisk-static)
   configure_file(cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/install/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/install/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
+
+# The brisk command (its run and options commands: they need only the
+# installed library and python3), and the Free Pascal unit with its readme.
+set(BRISK_INSTALL_TOOLSDIR ${CMAKE_INSTALL_DATADIR}/brisk/tools)
+file(RELATIVE_PATH BRISK_BIN_TO_TOOLS /${CMAKE_INSTALL_BINDIR} /${BRISK_INSTALL_TOOLSDIR})
+file(RELATIVE_PATH BRISK_BIN_TO_LIB /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
+configure_file(cmake/brisk-command.sh.in ${PROJECT_BINARY_DIR}/install/brisk @ONLY)
+install(PROGRAMS ${PROJECT_BINARY_DIR}/install/brisk DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES tools/brisk_command.py tools/brisk_run.py tools/brisk_options.py
+  DESTINATION ${BRISK_INSTALL_TOOLSDIR})
+install(FILES pascal/BriskMM.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
+install(FILES LICENSE README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -16,8 +16,9 @@
 extern "C" {
 #endif
 
+/* The release: the one place the version is written (CMakeLists.txt reads it). */
 #define BRISK_VERSION_MAJOR 0
-#define BRISK_VERSION_MINOR 1
+#define BRISK_VERSION_MINOR 2
 #define BRISK_VERSION_PATCH 0
 
 /* Windows: brisk.dll exports the API; a program that links the static

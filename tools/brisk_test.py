@@ -33,6 +33,11 @@ STAGES = [
     Stage("ubsan", "build-ubsan", "UndefinedBehaviorSanitizer (clang), through the brisk_* API",
           ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *CLANG, "-DBRISK_SANITIZE=undefined",
            "-DBRISK_PASCAL=OFF"]),
+    # the release files: the Debian package installed, used and removed (as
+    # root, where no brisk package is installed), the source tarball built
+    Stage("package", "build-package", "the Debian package and the source tarball",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_INSTALL_PREFIX=/usr", "-DBRISK_BUILD_TESTS=OFF",
+           "-DBRISK_PACKAGE_TESTS=ON"]),
     # the Win64 build (MinGW-w64, Free Pascal's win64 units), its tests under Wine
     Stage("windows", "build-win64", "Win64 (brisk.dll, libbrisk.a, BriskMM), tests under Wine",
           ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake"],

@@ -201,6 +201,7 @@ static void warn_unknown(void) {
 }
 
 static void print_all(void) {
+  msg_printf(2, "brisk: version %s\n", BRISK_VERSION_STRING);
   for (int i = 0; i < OPTION_COUNT; i++) {
     char name[64], value[300];
     msg_format(name, sizeof name, "BRISK_%s", option_table[i].name);

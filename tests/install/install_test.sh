@@ -71,5 +71,16 @@ $cc "$app" -L"$lib" -Wl,-rpath,"$lib" -l:libbrisk.so.0 -o "$scratch/unanchored"
 out=$("$scratch/unanchored" 2>&1) && ok=no || ok=yes
 result $ok "control, -l:libbrisk.so.0 alone: dropped by --as-needed ($out)"
 
+# The brisk command and the Free Pascal unit, installed beside the library;
+# the command finds its own library from where it lies (any --prefix).
+version=$(sed -n 's/^Version: //p' "$lib/pkgconfig/brisk.pc")
+out=$("$prefix/bin/brisk" --version 2>&1) && [ "$out" = "brisk $version" ] && ok=yes || ok=no
+result $ok "installed brisk --version: $out"
+out=$(cd / && "$prefix/bin/brisk" run --stats -- /bin/true 2>&1) &&
+  grep -q "brisk $version statistics" <<<"$out" && ok=yes || ok=no
+result $ok "installed brisk run --stats -- /bin/true: the installed library's statistics"
+[ -s "$prefix/share/brisk/pascal/BriskMM.pas" ] && ok=yes || ok=no
+result $ok "BriskMM.pas installed in share/brisk/pascal"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
