@@ -18,21 +18,23 @@ from collections import namedtuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLANG = ["-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"]
+# explicit, as a folder configured by hand (README: "Try it") may have them off
+TESTS = ["-DBRISK_BUILD_TESTS=ON"]
 
 # prepare: commands run before configuring; finish: after the tests, whatever
 # their outcome (e.g. waiting for background processes the tests left).
 Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish", defaults=[(), ()])
 STAGES = [
     Stage("release", "build", "the release build: every test, Free Pascal, preloaded programs",
-          ["-DCMAKE_BUILD_TYPE=Release"]),
+          ["-DCMAKE_BUILD_TYPE=Release", *TESTS]),
     Stage("debug", "build-debug", "internal assertions on (BRISK_DEBUG)",
-          ["-DCMAKE_BUILD_TYPE=Debug", "-DBRISK_DEBUG=ON"]),
+          ["-DCMAKE_BUILD_TYPE=Debug", "-DBRISK_DEBUG=ON", *TESTS]),
     Stage("tsan", "build-tsan", "ThreadSanitizer (clang), through the brisk_* API",
           ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *CLANG, "-DBRISK_SANITIZE=thread",
-           "-DBRISK_PASCAL=OFF"]),
+           "-DBRISK_PASCAL=OFF", *TESTS]),
     Stage("ubsan", "build-ubsan", "UndefinedBehaviorSanitizer (clang), through the brisk_* API",
           ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", *CLANG, "-DBRISK_SANITIZE=undefined",
-           "-DBRISK_PASCAL=OFF"]),
+           "-DBRISK_PASCAL=OFF", *TESTS]),
     # the release files: the Debian package installed, used and removed (as
     # root, where no brisk package is installed), the source tarball built
     Stage("package", "build-package", "the Debian package and the source tarball",
@@ -40,7 +42,8 @@ STAGES = [
            "-DBRISK_PACKAGE_TESTS=ON"]),
     # the Win64 build (MinGW-w64, Free Pascal's win64 units), its tests under Wine
     Stage("windows", "build-win64", "Win64 (brisk.dll, libbrisk.a, BriskMM), tests under Wine",
-          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake"],
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake",
+           *TESTS],
           (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"]),
           (["scripts/wine-wait.sh", "build-win64"],)),
 ]
