@@ -106,33 +106,64 @@ def _row_labels(ax, rows, show):
     ax.set_yticklabels(labels, fontsize=9)
 
 
-def _subtitle(meta):
+def _subtitle(meta, outlined):
     parts = [f"{meta.get('cpu', '')}, {meta.get('cores', '?')} cores",
              f"{meta.get('date', '')[:16].replace('T', ' ')}",
              f"median of {meta.get('reps', '?')} runs per cell", "T = threads"]
-    return (" | ".join(parts) + "\nGreen = best, red = 3x the best or worse. brisk's column is "
-            "outlined; bold = a clear winner (its lead exceeds the run-to-run spread).")
+    outline = "brisk's column is outlined; " if outlined else ""
+    return (" | ".join(parts) + "\nGreen = best, red = 3x the best or worse. " + outline +
+            "bold = a clear winner (its lead exceeds the run-to-run spread).")
 
 
-PASCAL_NOTE = ("Free Pascal workloads. brisk = BriskMM (the brisk unit), fpcheap = FPC's own "
-               "heap, fastmm4 = FastMM4,\ncmem = FPC's cmem unit over glibc's malloc, cmem+X = "
-               "cmem over allocator X (preloaded).")
+# What each Free Pascal column is. The note above the Pascal maps names only
+# the columns drawn: a run without FastMM4's sources, or one whose
+# --allocators leaves some out, has fewer.
+PASCAL_COLUMNS = (("brisk", "brisk = BriskMM (the brisk unit)"),
+                  ("fpcheap", "fpcheap = FPC's own heap"),
+                  ("fastmm4", "fastmm4 = FastMM4"),
+                  ("cmem", "cmem = FPC's cmem unit over glibc's malloc"))
+CMEM_OVER = "cmem+"  # cmem+jemalloc: the cmem binary with jemalloc preloaded
+NOTE_CHARS = 110  # characters on one line of the note at its font size
+
+
+def pascal_note(columns):
+    """The lines of the note over the Pascal maps, saying what each column
+    drawn is (and nothing about columns that are not)."""
+    parts = [text for name, text in PASCAL_COLUMNS if name in columns]
+    if any(name.startswith(CMEM_OVER) for name in columns):
+        parts.append("cmem+X = cmem over allocator X (preloaded)")
+    # A line breaks between two columns' descriptions, never inside one.
+    words = ["Free Pascal workloads."] + [part + ("," if i < len(parts) - 1 else ".")
+                                           for i, part in enumerate(parts)]
+    lines = [words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) <= NOTE_CHARS:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 class _Layout:
     """Places everything in inches from the top, so every row has the same
     height whatever the number of rows and sections."""
     LEFT, RIGHT, GAP = 1.75, 0.1, 0.3
-    TITLE, NOTE, AFTER = 0.3, 0.45, 0.35
+    TITLE, AFTER = 0.3, 0.35
+    NOTE_LINE, NOTE_PAD = 0.2, 0.05  # the Pascal note: per line, and below it
     CHAR_IN = 0.075  # width of one character of a column label
 
     def __init__(self, sections, busy):
         self.header = 0.95 + (0.25 if busy else 0)
         self.labels_in = [0.15 + self.CHAR_IN * max(len(c) for c in columns)
                           for _, columns, _ in sections]
-        self.section_in = [self.NOTE * pascal + self.TITLE + labels + len(rows) * ROW_IN
-                           for (rows, _, pascal), labels in zip(sections, self.labels_in)]
+        self.notes = [pascal_note(columns) if pascal else [] for _, columns, pascal in sections]
+        self.section_in = [self.note_in(note) + self.TITLE + labels + len(rows) * ROW_IN
+                           for (rows, _, _), labels, note in
+                           zip(sections, self.labels_in, self.notes)]
         self.height = self.header + sum(self.section_in) + self.AFTER * len(sections)
+
+    def note_in(self, note):
+        return self.NOTE_LINE * len(note) + self.NOTE_PAD if note else 0.0
 
     def map_width(self):
         return (WIDTH_IN - self.LEFT - self.RIGHT - self.GAP) / 2
@@ -173,18 +204,20 @@ def draw(results, out_path):
     fig.text(0.01, layout.y(0.12), "brisk bench: each allocator's median / the best median "
              "on its row (1.00 = best; lower is better)", fontsize=12.5, fontweight="bold",
              va="top")
-    fig.text(0.01, layout.y(0.45), _subtitle(meta), fontsize=9, va="top", linespacing=1.4)
+    outlined = any(BRISK in columns for _, columns, _ in sections)
+    fig.text(0.01, layout.y(0.45), _subtitle(meta, outlined), fontsize=9, va="top",
+             linespacing=1.4)
     if meta.get("busy"):
         fig.text(0.01, layout.y(0.95), "Warning: the machine was busy during this run; "
                  "timings are noisy.", fontsize=9.5, color="#b00000", va="top",
                  fontweight="bold")
     top = layout.header
-    sized = zip(sections, layout.labels_in, layout.section_in)
-    for (rows, columns, pascal), labels_in, section_in in sized:
+    sized = zip(sections, layout.labels_in, layout.section_in, layout.notes)
+    for (rows, columns, pascal), labels_in, section_in, note in sized:
         section_top = top
-        if pascal:
-            fig.text(0.01, layout.y(top + 0.05), PASCAL_NOTE, fontsize=9.5, va="top")
-            top += layout.NOTE
+        if note:
+            fig.text(0.01, layout.y(top + 0.05), "\n".join(note), fontsize=9.5, va="top")
+            top += layout.note_in(note)
         maps_top = top + layout.TITLE + labels_in
         for m, (metric, title) in enumerate(METRICS):
             fig.text(layout.x(layout.map_left(m)), layout.y(top + 0.05), title, fontsize=11,
