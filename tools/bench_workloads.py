@@ -47,7 +47,11 @@ class Workload:
     # References: [(name, extra options, library preloaded from the bench
     # folder or "")]; one whose library was not built is left out.
     extra_variants: list = field(default_factory=list)
-    # Rough seconds of one default run at one thread, for the time estimate.
+    # Seconds of one run at the default sizes on 2 cores: the mean over
+    # Debian's six allocators (and the references) at 1, 2 and 4 threads, as
+    # measured on a 2-core VM under a load average of 2-6, for the time
+    # estimate (bench_plan). Slow outliers count: tcmalloc's falseshare,
+    # jemalloc's and mimalloc's bigbuffers take 10 s where others take 1.
     estimate_s: float = 1.0
     binary_variants: dict = field(default_factory=dict)  # name -> path (Pascal)
     thread_counts: list = None  # overrides the command's --threads
@@ -64,49 +68,49 @@ WORKLOADS = [
         "lines", "threads read text files line by line and split each line on Tab into a list",
         "Delphi threads each reading a text file line by line ran no faster than one thread",
         "line, field and byte totals against the generator's expect.txt", "lines",
-        uses_lines=True, estimate_s=1.8),
+        uses_lines=True, estimate_s=1.3),
     Workload(
         "strcopy", "threads run nested loops copying strings of varying length",
         "string-copying loops took twice as long in two threads as in one (a locked shared pool)",
-        "string contents against the source; the number of copies", "strcopy", estimate_s=1.0),
+        "string contents against the source; the number of copies", "strcopy", estimate_s=0.6),
     Workload(
         "cache", "concurrent key/value cache driven through set, get, inc and remove phases",
         "an in-process cache whose throughput was bounded by the allocations of each operation",
         "every get, inc and remove returns the value stored; the cache is empty at the end",
-        "cache", estimate_s=1.0, figures=["set_ops_s", "get_ops_s", "inc_ops_s", "remove_ops_s"]),
+        "cache", estimate_s=0.65, figures=["set_ops_s", "get_ops_s", "inc_ops_s", "remove_ops_s"]),
     Workload(
         "churn", "rounds of allocating 10,000 blocks of 100 B and freeing them all",
         "malloc many times slower than a hand-written fixed-size pool at this very loop",
         "tags at both ends of every block; the number of pairs", "churn",
-        extra_variants=[("pool", ["--pool"], ""), ("floor", [], FLOOR_LIBRARY)], estimate_s=0.5),
+        extra_variants=[("pool", ["--pool"], ""), ("floor", [], FLOOR_LIBRARY)], estimate_s=0.3),
     Workload(
         "objects", "a loop over objects that each allocate and free many small objects, "
         "serially then in parallel",
         "a parallel loop scaled 3.9x on 12 cores because frees waited on per-size-class locks",
-        "a checksum in every object; objects made = objects freed", "objects", estimate_s=0.5,
+        "a checksum in every object; objects made = objects freed", "objects", estimate_s=0.15,
         figures=["speedup"]),
     Workload(
         "larson", "server threads replace random blocks in tables that move between threads",
         "servers whose threads free blocks other threads allocated (Larson and Krishnan's test)",
-        "tags at both ends of every block; the number of replacements", "larson", estimate_s=0.5),
+        "tags at both ends of every block; the number of replacements", "larson", estimate_s=0.22),
     Workload(
         "prodcons", "threads in a ring pass messages; every block is freed by another thread",
         "pipelines where the consumer, not the producer, frees every message",
         "each message's checksum and sequence number; the number consumed", "prodcons",
-        estimate_s=0.5),
+        estimate_s=0.75),
     Workload(
         "falseshare", "threads write their own small blocks over and over",
         "allocators that put different threads' blocks in one cache line (Hoard's "
         "cache-thrash and cache-scratch)", "every write landed; the number of writes",
-        "falseshare", estimate_s=0.7, figures=["active_s", "passive_s"]),
+        "falseshare", estimate_s=1.5, figures=["active_s", "passive_s"]),
     Workload(
         "append", "strings grown one short piece at a time with realloc",
         "`s := s + piece` loops made slow by realloc copying instead of growing in place",
-        "every string's content after each growth", "append", estimate_s=0.6),
+        "every string's content after each growth", "append", estimate_s=0.4),
     Workload(
         "frag", "fill with small blocks, free 90% scattered, then allocate larger blocks",
         "memory that stays resident after a program frees most of its small blocks",
-        "tags in every live block; live byte counts per phase", "frag", estimate_s=0.7,
+        "tags in every live block; live byte counts per phase", "frag", estimate_s=0.25,
         figures=["live_mb", "rss_mb", "overhead"]),
     Workload(
         "threadchurn", "4000 short-lived threads, 8 at a time, each making 2000 random "
@@ -114,20 +118,20 @@ WORKLOADS = [
         "RSS read at the last join and 1 s later",
         "resident memory that grows with the number of threads that ever ran (a thread per task)",
         "tags at both ends of every block; ops and handed-over blocks counted", "threadchurn",
-        estimate_s=3.0, time_key="secs", thread_counts=[8], quick_thread_counts=[8], memory=True,
+        estimate_s=2.1, time_key="secs", thread_counts=[8], quick_thread_counts=[8], memory=True,
         figures=["half_rss_mb", "joined_rss_mb", "end_rss_mb"]),
     Workload(
         "bursts", "a pool of threads allocates mixed sizes in bursts (a quarter freed by the "
         "next thread) and idles in between; RSS read 1.5 s into the final idle",
         "servers that keep a burst's memory resident while they wait for the next request",
         "tags at both ends of every block; blocks allocated = blocks freed", "bursts",
-        estimate_s=2.5, time_key="secs", memory=True,
+        estimate_s=2.6, time_key="secs", memory=True,
         figures=["burst_rss_mb", "idle_rss_mb", "end_rss_mb"]),
     Workload(
         "bigbuffers", "20 buffers of 5-25 MiB kept alive, one replaced at random 2000 times "
         "by a new zero-filled buffer",
         "programs replacing large zero-filled buffers peaking at several times their live memory",
-        "a stamp in every MiB of every buffer and the zero bytes beside it", "bigbuffers", estimate_s=4.0,
+        "a stamp in every MiB of every buffer and the zero bytes beside it", "bigbuffers", estimate_s=4.5,
         memory=True, figures=["live_mb", "end_rss_mb"]),
 ]
 
@@ -140,6 +144,8 @@ PASCAL_MANAGERS = ("fpcheap", "cmem", "brisk", "fastmm4")
 PASCAL_OPTIONAL = ("fastmm4",)
 PASCAL_RUNS_ON = {"fpcheap": "fpcheap", "cmem": "glibc", "brisk": "brisk", "fastmm4": "fastmm4"}
 PASCAL_THREADS, PASCAL_QUICK_THREADS = [1, 2, 4], [1, 2]
+# Workload.estimate_s of the line readers, measured as the C workloads'.
+PASCAL_LINES_ESTIMATE_S = {"readln": 3.0, "stream": 2.5}
 
 
 def pascal_workloads(bench_dir):
@@ -158,14 +164,15 @@ def pascal_workloads(bench_dir):
             workloads.append(Workload(
                 f"pascal-lines-{reader}", f"Free Pascal: threads read lines with {how} and split "
                 "them into TStringLists", WORKLOADS[0].complaint, "line, field and byte totals",
-                "", options=["--reader", reader], uses_lines=True, estimate_s=2.5,
+                "", options=["--reader", reader], uses_lines=True,
+                estimate_s=PASCAL_LINES_ESTIMATE_S[reader],
                 binary_variants=found["lines"], thread_counts=PASCAL_THREADS,
                 quick_thread_counts=PASCAL_QUICK_THREADS))
     if found["objects"]:
         workloads.append(Workload(
             "pascal-objects", "Free Pascal: objects that allocate and free many objects, "
             "in parallel", WORKLOADS[4].complaint, "a checksum over every object", "",
-            estimate_s=1.0, binary_variants=found["objects"], thread_counts=PASCAL_THREADS,
+            estimate_s=2.3, binary_variants=found["objects"], thread_counts=PASCAL_THREADS,
             quick_thread_counts=PASCAL_QUICK_THREADS))
     missing = [f"{prog}_{m}" for prog in found for m in PASCAL_MANAGERS
                if m not in found[prog] and m not in PASCAL_OPTIONAL]

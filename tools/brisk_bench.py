@@ -19,6 +19,7 @@ import time
 import bench_allocators
 import bench_build
 import bench_output
+import bench_plan
 import bench_provenance
 import bench_report
 import bench_stats
@@ -45,6 +46,19 @@ results.json (machine, load, allocator versions and sha256), results.csv,
 table.md and bench.png to a new folder bench-results/<date>T<time>/ and
 points bench-results/latest at it.
 
+With no options it runs the default set, chosen to answer in about 5
+minutes on 2 cores: the multithreaded small-block workloads lines, strcopy,
+cache, churn, objects, larson and prodcons at 1, 2 and 4 threads, and the
+Free Pascal object loop (pascal-objects, where fpc is installed) at 2
+threads, 3 reps each, under every allocator found. --full runs the whole
+matrix: every workload (the memory ones, the other Pascal ones too) at 1, 2
+and 2 x cores threads, 5 reps: about 40 minutes on 2 cores with Debian's
+six allocators, an hour with the three anchors too. --only, --threads and
+--reps override their part of either.
+Before the first run it prints its estimated time (the runs times a
+per-workload estimate measured on 2 cores), then after every run a progress
+line with the time left, corrected by what the runs so far took.
+
 --callgrind instead runs every C workload once at 1 thread (quick sizes)
 under valgrind --tool=callgrind for each allocator and writes callgrind.md:
 instructions inside the allocator per allocation call (see BENCHMARKS.md)."""
@@ -69,17 +83,23 @@ def _parser():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add = parser.add_argument
     add("--quick", action="store_true",
-        help="small sizes, 3 reps, threads 1,2: a smoke test (about 2 minutes for glibc and "
+        help="small sizes, 3 reps, threads 1,2: a smoke test (about a minute for glibc and "
              "brisk on 2 cores)")
-    add("--only", metavar="W1,W2", help="run only these workloads (names: see --list)")
+    add("--full", action="store_true",
+        help="every workload at threads 1,2,2xcores, 5 reps: the whole matrix (about 40 min "
+             "on 2 cores with Debian's allocators; the estimate is printed before it starts)")
+    add("--only", metavar="W1,W2",
+        help="run only these workloads, at their usual thread counts (names: see --list; "
+             "default: the default set above)")
     add("--allocators", metavar="A1,A2", help="run only these allocators (default: all found)")
     add("--alloc", action="append", default=[], metavar="NAME=path.so",
         help="add (or replace) an allocator to preload; repeatable")
     add("--anchors", metavar="DIR", default=ANCHORS_DIR,
         help="folder whose NAME.so files are added as allocators (default .cache/anchors, "
              "where scripts/build-anchors.sh puts them)")
-    add("--threads", metavar="N1,N2", help="thread counts (default 1,2,2xcores; --quick 1,2)")
-    add("--reps", type=int, metavar="N", help="repetitions (default 5; --quick 3)")
+    add("--threads", metavar="N1,N2",
+        help="thread counts (default 1,2,4; --full 1,2,2xcores; --quick 1,2)")
+    add("--reps", type=int, metavar="N", help="repetitions (default 3; --full 5; --quick 3)")
     add("--out", metavar="DIR",
         help="output folder (default: a new bench-results/<date>T<time>/)")
     add("--timeout", type=float, metavar="S",
@@ -98,7 +118,7 @@ def _parser():
 
 def _parse_threads(parser, args):
     if not args.threads:
-        return [1, 2] if args.quick else sorted({1, 2, 2 * (os.cpu_count() or 1)})
+        return bench_plan.default_threads(bench_plan.mode_of(args), os.cpu_count() or 1)
     try:
         threads = sorted(set(int(t) for t in _csv_list(args.threads)))
     except ValueError:
@@ -128,9 +148,11 @@ def _parse_alloc(parser, specs):
 def parse_args(argv):
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.quick and args.full:
+        parser.error("--quick and --full exclude each other")
     args.threads = _parse_threads(parser, args)
     if args.reps is None:
-        args.reps = 3 if args.quick else 5
+        args.reps = bench_plan.default_reps(bench_plan.mode_of(args))
     if args.reps < 1:
         parser.error("--reps must be at least 1")
     if args.reps < bench_stats.MIN_SAMPLES:
@@ -185,35 +207,28 @@ def _keep_variant(variant, wanted):
 
 
 def plan(args, bench_dir, allocators, brisk_lib):
-    """The rows to run ({workload, threads, workload_def}), the columns of each
-    workload, and the line data folder."""
+    """The rows to run ({workload, threads, workload_def}, bench_plan), the
+    columns of each workload, the line data folder, and the estimated
+    seconds of --full with these allocators (what the default leaves out)."""
     workloads = list(bench_workloads.WORKLOADS)
     pascal, note = bench_workloads.pascal_workloads(bench_dir)
     if note and (not args.only or any(w.startswith("pascal") for w in args.only)):
         log(note)
     workloads += pascal
-    if args.only:
-        workloads = [w for w in workloads if w.name in args.only]
-    if not workloads:
-        raise BenchError("none of the --only workloads can run here")
-    lines_dir = ""
-    if any(w.uses_lines for w in workloads):
-        lines_dir = lines_data(bench_dir, LINES_QUICK if args.quick else LINES_FULL)
-    rows, columns_of = [], {}
     lib_dir = os.path.dirname(brisk_lib) if brisk_lib else bench_build.BUILD_DIR
+    columns_of = {}
     for w in workloads:
         variants = bench_workloads.variants_for(w, bench_dir, allocators, lib_dir)
         columns_of[w.name] = [v for v in variants if _keep_variant(v, args.allocators)] or variants
-        for t in bench_workloads.thread_counts(w, args.threads, args.quick):
-            rows.append({"workload": w.name, "threads": t, "workload_def": w})
-    return rows, columns_of, lines_dir
-
-
-def estimate_seconds(rows, columns_of, args):
-    scale = 0.3 if args.quick else 1.0
-    per_rep = sum(len(columns_of[r["workload"]]) *
-                  (r["workload_def"].estimate_s * scale + 0.05) for r in rows)
-    return per_rep * args.reps
+    rows = bench_plan.rows_for(args, workloads)
+    if not rows:
+        raise BenchError("none of the --only workloads can run here")
+    full_s = bench_plan.full_seconds(workloads, columns_of, os.cpu_count() or 1)
+    lines_dir = ""
+    if any(r["workload_def"].uses_lines for r in rows):
+        lines_dir = lines_data(bench_dir, LINES_QUICK if args.quick else LINES_FULL)
+    planned = {r["workload"] for r in rows}
+    return rows, {name: c for name, c in columns_of.items() if name in planned}, lines_dir, full_s
 
 
 # --- the run -----------------------------------------------------------------
@@ -255,12 +270,20 @@ def bench(args):
     for warning in bench_provenance.busy_warnings({"load_start": meter.load_start},
                                                   machine["cores"]):
         log(f"WARNING: the machine is busy: {warning}; timings will be noisy")
-    rows, columns_of, lines_dir = plan(args, bench_dir, allocators, brisk_lib)
+    rows, columns_of, lines_dir, full_s = plan(args, bench_dir, allocators, brisk_lib)
     out = bench_output.output_folder(args.out)
     total_runs = sum(len(columns_of[r["workload"]]) for r in rows) * args.reps
-    log(f"{len(rows)} rows x allocators x {args.reps} reps = {total_runs} runs, "
-        f"threads {','.join(map(str, args.threads))}; "
-        f"estimated {estimate_seconds(rows, columns_of, args) / 60:.1f} min; output {out}")
+    mode = bench_plan.mode_of(args)
+    if mode == bench_plan.DEFAULT:
+        name = (f"the default set (--full runs every workload, about "
+                f"{bench_plan.format_minutes(full_s)})")
+    else:
+        name = f"--{mode}"
+    log(f"plan: {name}: {_describe_rows(rows)}; {args.reps} reps")
+    estimate = bench_plan.estimate_seconds(rows, columns_of, args.reps, args.quick)
+    log(f"{len(rows)} rows x allocators x {args.reps} reps = {total_runs} runs; estimated "
+        f"{bench_plan.format_minutes(estimate)} (on {bench_plan.ESTIMATE_CORES} cores; the "
+        f"progress lines correct it as runs finish); output {out}")
     runs = run_all(args, bench_dir, rows, columns_of, lines_dir, total_runs)
     meta = _conditions(args, machine, meter.finish(), allocators, skipped, started)
     meta["pascal_managers"] = _pascal_managers(args, columns_of)
@@ -269,6 +292,22 @@ def bench(args):
     log(f"results: {out}/results.json, results.csv, table.md "
         f"({(time.monotonic() - started) / 60:.1f} min)")
     return check_verified(args.check_verified, allocators, skipped, cells, rows, columns_of)
+
+
+def _describe_rows(rows):
+    """'lines, strcopy at threads 1,2,4; pascal-objects at 2': the workloads
+    in plan order, those with the same thread counts together."""
+    threads_of = {}
+    for row in rows:
+        threads_of.setdefault(row["workload"], []).append(row["threads"])
+    groups = []
+    for name, threads in threads_of.items():
+        if groups and groups[-1][1] == threads:
+            groups[-1][0].append(name)
+        else:
+            groups.append(([name], threads))
+    return "; ".join(f"{', '.join(names)} at {'threads ' if i == 0 else ''}"
+                     f"{','.join(map(str, threads))}" for i, (names, threads) in enumerate(groups))
 
 
 def callgrind(args, bench_dir, allocators):
@@ -287,6 +326,7 @@ def _conditions(args, machine, load, allocators, skipped, started):
     return dict(machine, **load,
                 date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                 command=_command_line(), reps=args.reps, quick=args.quick,
+                plan=bench_plan.mode_of(args),
                 threads=args.threads, skipped=skipped,
                 allocators={a.name: bench_provenance.describe_allocator(a, ROOT)
                             for a in allocators},
@@ -313,6 +353,7 @@ def _command_line():
 def run_all(args, bench_dir, rows, columns_of, lines_dir, total_runs):
     """Every run, interleaved: rep -> row -> variant, the order rotating each rep."""
     launcher = os.path.join(bench_dir, "measure")
+    eta = bench_plan.Eta(bench_plan.planned_runs(rows, columns_of, args.reps, args.quick))
     runs, done = [], 0
     for rep in range(args.reps):
         rep_start = time.monotonic()
@@ -322,7 +363,11 @@ def run_all(args, bench_dir, rows, columns_of, lines_dir, total_runs):
             for variant in variants[shift:] + variants[:shift]:
                 w = row["workload_def"]
                 argv = bench_workloads.argv_for(variant, w, row["threads"], args.quick, lines_dir)
+                run_start = time.monotonic()
                 result = run_measured(launcher, argv, variant.preload, args.timeout, variant.env)
+                # The whole run, start and bookkeeping included: what the
+                # time left is made of.
+                eta.done((w.name, row["threads"], variant.name), time.monotonic() - run_start)
                 done += 1
                 runs.append({"rep": rep + 1, "workload": w.name, "threads": row["threads"],
                              "allocator": variant.name, "status": result.status,
@@ -330,22 +375,23 @@ def run_all(args, bench_dir, rows, columns_of, lines_dir, total_runs):
                              "sys_s": result.sys_s, "peak_rss_mb": round(result.peak_rss_mb, 2),
                              "result": result.result, "detail": result.detail,
                              "command": shlex.join(argv), "preload": variant.preload})
-                _progress(done, total_runs, rep, w, row, variant, result)
+                print(bench_plan.progress_line(done, total_runs, rep + 1, w.name, row["threads"],
+                                               variant.name, _measured(result), eta.left_s()),
+                      flush=True)
         if rep + 1 < args.reps:
-            left = (time.monotonic() - rep_start) * (args.reps - rep - 1)
-            log(f"rep {rep + 1} took {time.monotonic() - rep_start:.0f} s; about "
-                f"{left / 60:.1f} min left; load average {os.getloadavg()[0]:.2f}")
+            log(f"rep {rep + 1} took {time.monotonic() - rep_start:.0f} s; "
+                f"{bench_plan.format_left(eta.left_s())}; "
+                f"load average {os.getloadavg()[0]:.2f}")
     return runs
 
 
-def _progress(done, total, rep, w, row, variant, result):
+def _measured(result):
+    """What a run's progress line shows of it."""
     rate = float(result.result.get("ops_s") or 0)
     rate_text = (f"{rate / 1e6:9.2f} Mops/s" if rate >= 1e4 else
                  f"{rate:9.0f} ops/s " if rate else "")
     status = result.status if result.status == OK else f"{result.status}: {result.detail}"
-    print(f"[{done:4}/{total}] rep {rep + 1} {w.name:<20} T={row['threads']:<3} "
-          f"{variant.name:<14} {result.wall_s:8.3f} s {result.peak_rss_mb:9.1f} MB "
-          f"{rate_text} {status}", flush=True)
+    return (f"{result.wall_s:8.3f} s {result.peak_rss_mb:9.1f} MB {rate_text} {status}")
 
 
 def check_verified(required, allocators, skipped, cells, rows, columns_of):
