@@ -50,7 +50,10 @@ def _run_quiet(command, what):
 def _configure_command(source, build_dir):
     command = ["cmake", "-S", source, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
                # Packages are install-deps.sh's business, never the build's.
-               "-DBRISK_INSTALL_FPC=OFF"]
+               "-DBRISK_INSTALL_FPC=OFF",
+               # the workloads are built with the tests (a folder set up by
+               # hand for the README's first try has them off)
+               "-DBRISK_BUILD_TESTS=ON"]
     # Same generator as `make build`, so either can reuse the other's folder.
     if shutil.which("ninja") and not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
         command += ["-G", "Ninja"]
