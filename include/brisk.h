@@ -71,10 +71,12 @@ BRISK_API int brisk_owns(const void *block);
 BRISK_API void brisk_collect(void);
 
 /* Walks the calling thread's heap and checks its invariants: every free block
- * lies inside its page on a block boundary and appears once, and each page's
+ * lies inside its page on a block boundary and appears once, each page's
  * counts add up (used + free blocks = carved blocks, once no remote free is
- * pending). Returns the number of problems found, each described on stderr;
- * 0 means consistent. For tests and debugging: it walks every free list. */
+ * pending), and the heap's counts of bytes in use (which mallinfo2 reports)
+ * match its pages and the chunks of its arena. Returns the number of
+ * problems found, each described on stderr; 0 means consistent. For tests
+ * and debugging: it walks every free list and every arena chunk. */
 BRISK_API int brisk_heap_check(void);
 
 /* Process-wide memory figures, all in bytes. Cheap: read from counters the

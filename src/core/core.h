@@ -262,6 +262,15 @@ INTERNAL bool memory_move_pages(void *from, size_t size, void *to);
 /* The committed figure moves with page state, not with each call above. */
 INTERNAL void memory_note_committed(ptrdiff_t delta);
 INTERNAL void memory_note_large_in_use(ptrdiff_t delta);
+/* Huge blocks come and go (blocks: +1, -1 or 0) with the bytes of their
+ * mappings (header and rounding included), or a live one's mapping grows or
+ * shrinks (blocks 0). */
+INTERNAL void memory_note_huge(ptrdiff_t blocks, ptrdiff_t bytes);
+typedef struct huge_figures {
+  size_t blocks, blocks_peak; /* live huge blocks, and the most at once */
+  size_t bytes, bytes_peak;   /* their mappings' bytes, and the most at once */
+} huge_figures;
+INTERNAL void memory_huge_figures(huge_figures *figures);
 INTERNAL void memory_info(brisk_memory_info *info);
 /* Whether free memory is purged as soon as a small bound is passed (true
  * until the background purger runs, which purges after the delay). */
@@ -614,6 +623,9 @@ INTERNAL void span_free(segment_t *segment, void *p);
 /* realloc of an arena block in place, by its owner: p, or NULL (move it). */
 INTERNAL void *span_realloc_in_place(segment_t *segment, void *p, size_t size);
 INTERNAL size_t span_usable_size(segment_t *segment, const void *p);
+/* The bytes of the arena's chunks in use, walked chunk by chunk, and as
+ * counted for mallinfo (brisk_heap_check compares them). */
+INTERNAL void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
 /* The background purger's visit; returns whether something is left to purge. */
 INTERNAL bool span_purge_expired(heap_t *heap, bool force);
 /* In a forked child: the forking thread's arena, set aside if the fork

@@ -259,6 +259,7 @@ void *huge_malloc(size_t size, size_t alignment, bool zero) {
   /* Owner tag NULL: frees take free_slow, whose flag test sends them on to huge_free. */
   atomic_store_relaxed(&page->xflags, PAGE_IN_USE | PAGE_HUGE);
   memory_note_large_in_use((ptrdiff_t)size);
+  memory_note_huge(1, (ptrdiff_t)segment->size);
   return page->area;
 }
 
@@ -281,6 +282,7 @@ void huge_free(segment_t *segment, const void *p) {
   page_t *page = &segment->pages[0];
   atomic_store_relaxed(&page->xflags, 0); /* a second free of it is caught above */
   memory_note_large_in_use(-(ptrdiff_t)segment->huge_block);
+  memory_note_huge(-1, -(ptrdiff_t)segment->size);
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
                    segment->pages[0].area == (uint8_t *)segment + huge_offset(0) &&
                    option_get(OPTION_PURGE_DELAY) != 0;
@@ -311,6 +313,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
     if (spare >= MiB && spare >= segment->size / 4) { /* shrink: unmap the tail */
       memory_release((uint8_t *)segment + need, spare);
       memory_note_committed(-(ptrdiff_t)spare);
+      memory_note_huge(0, -(ptrdiff_t)spare);
       segment->size = need;
     }
     segment->huge_block = size;
@@ -321,6 +324,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   if (grown < need) grown = need;
   if (memory_extend(segment, segment->size, grown)) {
     memory_note_committed((ptrdiff_t)(grown - segment->size));
+    memory_note_huge(0, (ptrdiff_t)(grown - segment->size));
     segment->size = grown;
     segment->huge_block = size;
     return p;
@@ -330,6 +334,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   segment_t *moved = memory_move_grow(segment, old_size, grown);
   if (moved != NULL) {
     memory_note_committed((ptrdiff_t)(grown - old_size));
+    memory_note_huge(0, (ptrdiff_t)(grown - old_size));
     moved->size = grown;
     moved->huge_block = size;
     moved->pages[0].area = (uint8_t *)moved + offset;

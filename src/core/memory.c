@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Memory from the platform, and the process-wide figures brisk reports:
  * address space mapped, memory committed (mapped and possibly resident),
- * bytes in live huge blocks, and how often the OS was called. */
+ * bytes in live huge blocks and their mappings, and how often the OS was
+ * called. */
 #include "core.h"
 
 static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarge_in_use;
 static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
+/* Live huge blocks and the bytes of their mappings, with their peaks. */
+static _Atomic(size_t) xhuge_blocks, xhuge_blocks_peak, xhuge_bytes, xhuge_bytes_peak;
 _Atomic(bool) xmemory_purge_eagerly = true;
 _Atomic(bool) xfence_ready;
 _Atomic(uint8_t) xremote_batching; /* REMOTE_FREES_UNSEEN */
@@ -36,6 +39,22 @@ void memory_note_committed(ptrdiff_t delta) {
 
 void memory_note_large_in_use(ptrdiff_t delta) {
   atomic_add_relaxed(&xlarge_in_use, (size_t)delta);
+}
+
+void memory_note_huge(ptrdiff_t blocks, ptrdiff_t bytes) {
+  if (blocks != 0) {
+    size_t now = atomic_add_relaxed(&xhuge_blocks, (size_t)blocks) + (size_t)blocks;
+    if (blocks > 0) raise_peak(&xhuge_blocks_peak, now);
+  }
+  size_t now = atomic_add_relaxed(&xhuge_bytes, (size_t)bytes) + (size_t)bytes;
+  if (bytes > 0) raise_peak(&xhuge_bytes_peak, now);
+}
+
+void memory_huge_figures(huge_figures *figures) {
+  figures->blocks = atomic_load_relaxed(&xhuge_blocks);
+  figures->blocks_peak = atomic_load_relaxed(&xhuge_blocks_peak);
+  figures->bytes = atomic_load_relaxed(&xhuge_bytes);
+  figures->bytes_peak = atomic_load_relaxed(&xhuge_bytes_peak);
 }
 
 /* BRISK_HUGE_PAGES: every reservation (segments and huge blocks, all 4 MiB

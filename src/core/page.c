@@ -218,7 +218,25 @@ static void populate_block(uint8_t *block, size_t size) {
   if (to > from + OS_PAGE_SIZE) memory_populate((void *)from, to - from);
 }
 
-static void page_extend(page_t *page) {
+/* ---- counting carved bytes ------------------------------------------------------
+ * mallinfo's in-use bytes come from a count each heap keeps of the blocks
+ * carved on its pages in use (heap_t's carved_bytes), moved only where a
+ * page's carved blocks change: carving, a page taken with the blocks it
+ * kept, a page retired. The fast paths move blocks between a page's `free`
+ * and the program, and count nothing: a block free on a page in use counts
+ * as in use, as glibc counts the blocks in a thread's tcache, and so do
+ * blocks freed by other threads until the page retires. Each heap's count is
+ * changed by whoever may change its queues (its thread, under pages_lock or
+ * its busy mark; the background purger and brisk_collect(), under
+ * pages_lock with the thread kept out; a thread that claimed the heap), one
+ * at a time, so a plain read-modify-write stored with a relaxed store is
+ * enough for the relaxed loads of the threads that sum them
+ * (stats_usage_get). */
+static void carved_note(heap_t *heap, const page_t *page, int64_t blocks) {
+  counter_add(heap->carved_bytes, (size_t)(blocks * (int64_t)page->block_size));
+}
+
+static void page_extend(heap_t *heap, page_t *page) {
   size_t size = page->block_size;
   unsigned count = (unsigned)(EXTEND_BYTES / size);
   if (count < EXTEND_MIN_BLOCKS) count = size > SMALL_MAX ? 1 : EXTEND_MIN_BLOCKS;
@@ -249,6 +267,7 @@ static void page_extend(page_t *page) {
   last->cookie = cookie;
   page->free = (block_t *)start;
   uint32_t capacity = page->capacity + count;
+  carved_note(heap, page, count);
   /* Remote freers read both to validate their pointers. */
   __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
   __atomic_store_n(&page->carved_limit, (uint64_t)capacity * page->block_excess, __ATOMIC_RELAXED);
@@ -265,7 +284,7 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) 
   while (page != NULL) {
     page_collect(page);
     bool carvable = page->capacity < page->reserved;
-    if (page->free == NULL && carvable && may_carve) page_extend(page);
+    if (page->free == NULL && carvable && may_carve) page_extend(heap, page);
     if (page->free != NULL) {
       page_move_to_front(heap, page);
       return page;
@@ -381,11 +400,12 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
     page->local_free = NULL;
   }
   page->blocks_kept = false;
+  carved_note(heap, page, page->capacity); /* what it kept; 0 when laid out afresh */
   page->used = 0;
   atomic_store_relaxed(&page->xthread_free, 0);
   flags_set(heap, page, PAGE_IN_USE);
   if (pin) page_pin(heap, page);
-  if (page->free == NULL) page_extend(page);
+  if (page->free == NULL) page_extend(heap, page);
   queue_push_front(&heap->queues[size_class], page);
   direct_update(heap, size_class);
   QUEUE_VERIFY(heap, &heap->queues[size_class]);
@@ -426,6 +446,7 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   brisk_assert(!(flags_of(page) & PAGE_WARM));
   brisk_assert(page->used == 0 && atomic_load_relaxed(&page->xthread_free) == 0);
   page->blocks_kept = page->block_size <= SMALL_MAX;
+  carved_note(heap, page, -(int64_t)page->capacity);
   bool was_first = queue->first == page;
   queue_remove(queue, page);
   flags_set(heap, page, 0); /* no longer in use: frees of it take the slow path */

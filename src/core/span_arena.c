@@ -229,6 +229,17 @@ static chunk_t *arena_find(span_arena_t *arena, size_t need) {
 static void arena_drain(span_arena_t *arena);
 static void chunk_free_local(span_arena_t *arena, chunk_t *chunk);
 
+/* The bytes of the chunks in use, for mallinfo: a chunk counts whole from
+ * the moment it is cut for a block until it is freed in the arena (a remote
+ * free once the owner takes it in); the parts an aligned block or a
+ * shrinking realloc gives back are freed as chunks of their own. Changed
+ * under the lock, so a plain read-modify-write is enough; stored with a
+ * relaxed store for the relaxed loads of the threads that sum the heaps'
+ * counts (stats_usage_get, diag/stats.c). */
+static void in_use_note(span_arena_t *arena, ptrdiff_t bytes) {
+  counter_add(arena->in_use_bytes, (size_t)bytes);
+}
+
 /* The chunk size for a block of size bytes. */
 static size_t chunk_need(size_t size) {
   size_t need = align_up(size + CHUNK_HEADER, 16);
@@ -270,6 +281,7 @@ static void *arena_malloc(heap_t *heap, span_arena_t *arena, size_t need, size_t
     atomic_fetch_or_explicit(&next->xhead, CHUNK_PREV_INUSE, memory_order_relaxed);
   }
   chunk_set(chunk, have | CHUNK_INUSE | prev_flag);
+  in_use_note(arena, (ptrdiff_t)have);
   uint8_t *block = (uint8_t *)chunk + CHUNK_HEADER;
   if (zero_size != 0) {
     /* Smaller blocks are cleared whole, as pages' are (api/malloc.c). */
@@ -303,6 +315,7 @@ static chunk_t *chunk_of(segment_t *segment, const void *p) {
 
 static void chunk_free_local(span_arena_t *arena, chunk_t *chunk) {
   size_t size = CHUNK_SIZE(head_of(chunk));
+  in_use_note(arena, -(ptrdiff_t)size);
   arena->dirty_bytes += size;
   uint64_t prev_flag = head_of(chunk) & CHUNK_PREV_INUSE;
   chunk_t *next = chunk_at(chunk, size);
@@ -455,6 +468,7 @@ void *span_realloc_in_place(segment_t *segment, void *p, size_t size) {
     }
     if (!(next_head & CHUNK_INUSE) && total >= need && bin_take(arena, next)) {
       chunk_forget(next);
+      in_use_note(arena, (ptrdiff_t)((total - need >= CHUNK_MIN ? need : total) - have));
       if (total - need >= CHUNK_MIN) {
         chunk_set(chunk, need | (head & 15));
         chunk_t *rest = chunk_at(chunk, need);
@@ -491,6 +505,26 @@ void span_after_fork(void) {
   for (segment_t *segment = heap->spans.first_segment; segment != NULL; segment = segment->next)
     segment->owner = &arena_set_aside;
   memset(&heap->spans, 0, sizeof heap->spans);
+}
+
+/* brisk_heap_check's part: the bytes of the chunks in use, found by walking
+ * every chunk of the arena, and the count kept of them, both under the lock. */
+void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
+  span_arena_t *arena = &heap->spans;
+  brief_lock_acquire(&arena->lock);
+  size_t total = 0;
+  for (segment_t *segment = arena->first_segment; segment != NULL; segment = segment->next) {
+    chunk_t *end = chunk_at(segment, ARENA_AREA_END);
+    for (chunk_t *chunk = chunk_at(segment, ARENA_AREA_START); chunk < end;) {
+      uint64_t head = head_of(chunk);
+      if (CHUNK_SIZE(head) == 0) break; /* a wrecked header: the count will not match */
+      if (head & CHUNK_INUSE) total += CHUNK_SIZE(head);
+      chunk = chunk_at(chunk, CHUNK_SIZE(head));
+    }
+  }
+  *walked = total;
+  *counted = counter_get(arena->in_use_bytes);
+  brief_lock_release(&arena->lock);
 }
 
 size_t span_usable_size(segment_t *segment, const void *p) {

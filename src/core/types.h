@@ -304,6 +304,7 @@ typedef struct span_arena_s {
   uint64_t bitmap[ARENA_BITMAP_WORDS];
   struct chunk_s *bins[ARENA_BITMAP_WORDS * 64];
   size_t dirty_bytes;              /* about how much of the free chunks is not purged */
+  size_t in_use_bytes;             /* chunks in use, headers included (span_arena.c) */
   _Atomic(size_t) xsegments;       /* read by the purger without the lock */
   struct segment_s *first_segment; /* linked through segment->next */
 } span_arena_t;
@@ -353,6 +354,12 @@ typedef struct heap_s {
    * leaves alone (medium and large blocks are taken under the lock), and
    * push only onto a page with a block in use, which it does not take. */
   brief_lock_t pages_lock;
+  /* Bytes of the blocks carved on the heap's pages in use, for mallinfo:
+   * the blocks handed out, and those free on these pages' lists, which are
+   * this thread's cache as glibc counts tcache (see page.c, "counting
+   * carved bytes"). Changed with the queues (under pages_lock, the owner's
+   * busy mark or a claim of the heap), read by anyone with relaxed loads. */
+  size_t carved_bytes;
   /* The asymmetric fence that keeps the purger and the owner's lock-free
    * take of a medium block apart (see alloc_locked): the owner sets
    * xowner_busy around it with plain stores, the purger sets xpurger_in and

@@ -78,6 +78,18 @@ INTERNAL void diag_track_sites(bool on);
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 INTERNAL void stats_report_at_exit(void);
+/* What mallinfo, malloc_stats and malloc_info report, in glibc's terms
+ * (stats.c says how exact it is). */
+typedef struct stats_usage {
+  size_t arena;  /* committed for blocks up to LARGE_MAX: the huge mappings left out */
+  size_t in_use; /* of that, blocks in use, thread caches included */
+  size_t free;   /* arena - in_use (0 when a moving count makes in_use the larger) */
+  huge_figures huge;
+  size_t committed, committed_peak, mapped;
+} stats_usage;
+INTERNAL void stats_usage_get(stats_usage *usage);
+/* A heap's share of in_use: blocks carved on its pages, chunks of its arena. */
+INTERNAL void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena);
 
 /* ---- leaks.c ------------------------------------------------------------------------------ */
 INTERNAL void leaks_report(void);

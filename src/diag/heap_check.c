@@ -9,6 +9,7 @@
 typedef struct checker {
   int problems;
   uint8_t warm_pages[CLASS_COUNT]; /* pages flagged warm, per class */
+  size_t carved_bytes;             /* of the pages walked */
 } checker;
 
 static void problem(checker *c, const page_t *page, const char *what, const void *where) {
@@ -39,6 +40,7 @@ static size_t walk_list(checker *c, const page_t *page, const block_t *list, uin
 }
 
 static void check_page(checker *c, heap_t *heap, page_t *page, bool on_full_list) {
+  c->carved_bytes += (size_t)page->capacity * page->block_size;
   uint8_t flags = atomic_load_relaxed(&page->xflags);
   if (!(flags & PAGE_IN_USE)) problem(c, page, "queued page not marked in use", page);
   if (on_full_list != ((flags & PAGE_IN_FULL) != 0))
@@ -110,6 +112,19 @@ int brisk_heap_check(void) {
     msg_printf(2, "brisk: heap check: class %u has %u warm pages but is marked %s\n", size_class,
                c.warm_pages[size_class], marked ? "warm" : "not warm");
   }
+  /* mallinfo's counts: carved blocks of the pages in use, arena chunks in use */
+  if (c.carved_bytes != counter_get(heap->carved_bytes)) {
+    c.problems++;
+    msg_printf(2, "brisk: heap check: the heap counts %zu bytes carved, its pages hold %zu\n",
+               counter_get(heap->carved_bytes), c.carved_bytes);
+  }
   brief_lock_release(&heap->pages_lock);
+  size_t walked, counted;
+  span_in_use_walk(heap, &walked, &counted);
+  if (walked != counted) {
+    c.problems++;
+    msg_printf(2, "brisk: heap check: the arena counts %zu bytes in use, its chunks hold %zu\n",
+               counted, walked);
+  }
   return c.problems;
 }

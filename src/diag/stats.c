@@ -97,6 +97,52 @@ void brisk_stats_print(int fd, int json) {
   in_diag_set(was_in_diag);
 }
 
+/* ---- mallinfo's figures --------------------------------------------------------
+ * In use is the sum of two counts each heap keeps on its slow paths: the
+ * bytes of the blocks carved on its pages in use (core/page.c, "counting
+ * carved bytes") and of the chunks in use in its arena (core/span_arena.c).
+ * The fast paths count nothing, so
+ * - a block free on a page still in use counts as in use: those are the
+ *   thread's cache, which glibc counts as in use too (tcache), and for a
+ *   thread that has freed all it allocated they are its warm pages, at
+ *   most one page per size class (64 KiB for blocks up to 8 KiB, 512 KiB
+ *   up to 64 KiB); blocks that other threads freed count until their
+ *   owner takes them in and retires the page;
+ * - blocks count at their class's size, arena chunks with their 16-byte
+ *   header: at least the bytes asked for.
+ * The counts are read with relaxed loads while their threads change them,
+ * one heap after another and without the heaps' lock: each is exact at
+ * some moment of the walk, not all at the same one, so the sum differs
+ * from the total at any one instant by at most what the other threads
+ * carved, retired or took from their arenas while it ran, and a heap
+ * created meanwhile may be missed (its thread's first blocks). */
+void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena) {
+  *pages = counter_get(heap->carved_bytes);
+  *arena = counter_get(heap->spans.in_use_bytes);
+}
+
+static void add_usage(heap_t *heap, void *arg) {
+  size_t pages, arena;
+  stats_heap_usage(heap, &pages, &arena);
+  *(size_t *)arg += pages + arena;
+}
+
+void stats_usage_get(stats_usage *usage) {
+  memset(usage, 0, sizeof *usage);
+  heaps_visit_unlocked(add_usage, &usage->in_use);
+  memory_huge_figures(&usage->huge);
+  brisk_memory_info info;
+  memory_info(&info);
+  usage->committed = info.committed;
+  usage->committed_peak = info.committed_peak;
+  usage->mapped = info.mapped;
+  /* Free pages, cached segments and cached huge spans are committed too:
+   * memory brisk holds and can hand out again, as glibc's arena holds its
+   * free chunks. */
+  usage->arena = info.committed > usage->huge.bytes ? info.committed - usage->huge.bytes : 0;
+  usage->free = usage->arena > usage->in_use ? usage->arena - usage->in_use : 0;
+}
+
 void stats_report_at_exit(void) {
   const char *path = option_text(OPTION_STATS_FILE);
   int fd = 2;
