@@ -23,7 +23,10 @@ def is_source(name):
 
 
 def is_build_dir(path):
-    return os.path.exists(os.path.join(path, "CMakeCache.txt"))
+    """A CMake build folder, or cargo's target/ (which holds the packed
+    crates' manifests, written by cargo without the identifier)."""
+    return (os.path.exists(os.path.join(path, "CMakeCache.txt"))
+            or os.path.exists(os.path.join(path, "CACHEDIR.TAG")))
 
 
 def untagged(root):
