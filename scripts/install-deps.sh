@@ -31,10 +31,10 @@ chart="python3-matplotlib"
 # The Win64 cross compiler, Wine to run its programs, and the Free Pascal
 # sources scripts/build-fpc-win64.sh builds the win64 units from.
 windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
-# Debian's own cargo and rustc (bookworm: rustc 1.63), not rustup's: CI's
-# machine reaches package registries only, so bindings/rust must build with
-# these, its Cargo.lock pinned to crates that 1.63 compiles. The Win64 std
-# and the cross compiler build the crates for x86_64-pc-windows-gnu too.
+# Debian's own cargo and rustc (bookworm: rustc 1.63), not rustup's, which
+# CI's machine cannot download: bindings/rust builds with these, offline,
+# from the crates in bindings/rust/vendor/. The Win64 std and the cross
+# compiler build the crates for x86_64-pc-windows-gnu too, Wine runs them.
 rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
 
 mode=${1:-test}
