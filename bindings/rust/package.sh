@@ -30,7 +30,8 @@ for file in Cargo.toml build.rs src/lib.rs LICENSE README.md c_src/LICENSE \
   grep -qx "$file" "$target/package/briskalloc-sys.list" ||
     { echo "package.sh: briskalloc-sys's package lacks $file" >&2; exit 1; }
 done
-for file in Cargo.toml src/lib.rs LICENSE README.md tests/threads.rs tests/alignment.rs; do
+for file in Cargo.toml src/lib.rs LICENSE README.md tests/threads.rs tests/alignment.rs \
+    tests/readme.rs; do
   grep -qx "$file" "$target/package/briskalloc.list" ||
     { echo "package.sh: briskalloc's package lacks $file" >&2; exit 1; }
 done
