@@ -7,7 +7,7 @@ N failed" (a test skips, with exit status 77, where this machine lacks what it
 checks, and says why in the stage's log).
 The whole output of each stage goes to FOLDER/brisk-test.log. Add a stage
 (another compiler, a cross build) with one more entry in STAGES; a stage
-that is not CMake's (the Rust crates: cargo) names its own function in `run`.
+that is not CMake's (the Rust crates: cargo) names its own runner in `run`.
 """
 import argparse
 import os
@@ -25,8 +25,8 @@ TESTS = ["-DBRISK_BUILD_TESTS=ON"]
 
 # prepare: commands run before configuring; finish: after the tests, whatever
 # their outcome (e.g. waiting for background processes the tests left);
-# run: a function(stage, jobs, log_file) -> Result that replaces configure,
-# build and CTest (cmake_args is then unused).
+# run: the name, in RUNNERS, of a function(stage, jobs, log_file) -> Result
+# that replaces configure, build and CTest (cmake_args is then unused).
 Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish run",
                    defaults=[(), (), None])
 STAGES = [
