@@ -11,6 +11,9 @@
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
 #   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
 #                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
+#   scripts/install-deps.sh rust      Debian's Rust toolchain for bindings/rust (./brisk test's
+#                                     rust stage): cargo and rustc, the Win64 standard library
+#                                     with the MinGW-w64 compiler, and Wine to run its tests
 #
 # Installs only what is missing and runs `apt-get update` only when apt does not
 # know a package yet (or an install failed on stale package lists). Not root:
@@ -28,6 +31,11 @@ chart="python3-matplotlib"
 # The Win64 cross compiler, Wine to run its programs, and the Free Pascal
 # sources scripts/build-fpc-win64.sh builds the win64 units from.
 windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
+# Debian's own cargo and rustc (bookworm: rustc 1.63), not rustup's, which
+# CI's machine cannot download: bindings/rust builds with these, offline,
+# from the crates in bindings/rust/vendor/. The Win64 std and the cross
+# compiler build the crates for x86_64-pc-windows-gnu too, Wine runs them.
+rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
 
 mode=${1:-test}
 case "$mode" in
@@ -36,7 +44,8 @@ case "$mode" in
   bench) required="$base $build" optional="$peers $chart valgrind" ;;
   overhead) required="$base $build valgrind" optional= ;;
   windows) required="$test $windows" optional= ;;
-  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows]" >&2; exit 64 ;;
+  rust) required="$base $rust" optional= ;;
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|rust]" >&2; exit 64 ;;
 esac
 
 say() { echo "install-deps: $*" >&2; }

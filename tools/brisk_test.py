@@ -6,11 +6,13 @@ line, and the last line counts the tests of every stage: "N passed, N skipped,
 N failed" (a test skips, with exit status 77, where this machine lacks what it
 checks, and says why in the stage's log).
 The whole output of each stage goes to FOLDER/brisk-test.log. Add a stage
-(another compiler, a cross build) with one more entry in STAGES.
+(another compiler, a cross build) with one more entry in STAGES; a stage
+that is not CMake's (the Rust crates: cargo) names its own runner in `run`.
 """
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -22,8 +24,11 @@ CLANG = ["-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"]
 TESTS = ["-DBRISK_BUILD_TESTS=ON"]
 
 # prepare: commands run before configuring; finish: after the tests, whatever
-# their outcome (e.g. waiting for background processes the tests left).
-Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish", defaults=[(), ()])
+# their outcome (e.g. waiting for background processes the tests left);
+# run: the name, in RUNNERS, of a function(stage, jobs, log_file) -> Result
+# that replaces configure, build and CTest (cmake_args is then unused).
+Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish run",
+                   defaults=[(), (), None])
 STAGES = [
     Stage("release", "build", "the release build: every test, Free Pascal, preloaded programs",
           ["-DCMAKE_BUILD_TYPE=Release", *TESTS]),
@@ -46,6 +51,9 @@ STAGES = [
            *TESTS],
           (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"]),
           (["scripts/wine-wait.sh", "build-win64"],)),
+    # bindings/rust with Debian's cargo and rustc 1.63 (see run_rust)
+    Stage("rust", "build-rust", "the Rust crates (cargo, Debian's rustc), Linux and Win64",
+          [], (["scripts/install-deps.sh", "rust"],), (), "rust"),
 ]
 
 Result = namedtuple("Result", "passed skipped failed problem failures")
@@ -81,6 +89,12 @@ def run_stage(stage, jobs, log_path):
             status, _ = run_logged(command, log_file)
             if status != 0:
                 return Result(0, 0, 0, f"{command[0]} failed", [])
+        if stage.run:
+            try:
+                return RUNNERS[stage.run](stage, jobs, log_file)
+            finally:
+                for command in stage.finish:
+                    run_logged(command, log_file)
         status, _ = run_logged(["cmake", "-S", ROOT, "-B", folder, *stage.cmake_args], log_file)
         if status != 0:
             return Result(0, 0, 0, "configure failed", [])
@@ -103,6 +117,145 @@ def run_stage(stage, jobs, log_path):
     return Result(total - failed - skipped, skipped, failed, None, failures)
 
 
+RUST = os.path.join(ROOT, "bindings", "rust")
+WIN64 = "x86_64-pc-windows-gnu"
+
+
+def rust_env(folder, jobs):
+    """The environment of the rust stage's cargo commands: Debian's cargo and
+    rustc (what CI's bare Debian 12 has), never rustup's, whatever PATH says,
+    offline, with the crates of bindings/rust/vendor/ (cc alone): a fresh
+    Debian root has no CA certificates for crates.io, and bookworm's cargo
+    would read its old git index."""
+    env = dict(os.environ)
+    env["PATH"] = "/usr/bin:" + env.get("PATH", "")
+    cargo_home = os.path.join(folder, "cargo-home")
+    os.makedirs(cargo_home, exist_ok=True)
+    with open(os.path.join(cargo_home, "config.toml"), "w") as config:
+        config.write('[source.crates-io]\nreplace-with = "brisk-vendor"\n'
+                     f'[source.brisk-vendor]\ndirectory = "{os.path.join(RUST, "vendor")}"\n'
+                     "[net]\noffline = true\n")
+    env.update(
+        CARGO="/usr/bin/cargo", RUSTC="/usr/bin/rustc", RUSTDOC="/usr/bin/rustdoc",
+        CARGO_HOME=cargo_home, CARGO_TARGET_DIR=os.path.join(folder, "target"),
+        CARGO_BUILD_JOBS=str(jobs),
+        # a warning in brisk's C sources fails the build, as in CMake's builds
+        CFLAGS="-Werror",
+        # failing tests print where
+        RUST_BACKTRACE="1")
+    for name in ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "RUSTUP_TOOLCHAIN"):
+        env.pop(name, None)
+    return env
+
+
+def cargo_counts(out):
+    """passed, ignored, failed summed over cargo test's "test result:" lines."""
+    counts = [0, 0, 0]
+    for match in re.finditer(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored",
+                             out, re.MULTILINE):
+        counts[0] += int(match.group(1))
+        counts[1] += int(match.group(3))
+        counts[2] += int(match.group(2))
+    return counts
+
+
+def wine_setup(folder, env, log_file):
+    """Wine for the Win64 tests, in a prefix of the stage's own (created once,
+    as cmake/mingw-w64-x86_64.cmake does); None when wine64 is missing."""
+    wine = shutil.which("wine64") or shutil.which("wine64", path="/usr/lib/wine")
+    if not wine:
+        return None
+    env.update(WINEPREFIX=os.path.join(folder, "wine-prefix"), WINEDEBUG="-all",
+               WINEDLLOVERRIDES="mscoree,mshtml=")
+    if not os.path.exists(os.path.join(env["WINEPREFIX"], "system.reg")):
+        log_file.write("\n$ wine64 wineboot --init\n")
+        log_file.flush()
+        subprocess.run([wine, "wineboot", "--init"], env=env, stdin=subprocess.DEVNULL,
+                       stdout=log_file, stderr=subprocess.STDOUT)
+    return wine
+
+
+def wine_wait(env):
+    """Waits for the Wine server to leave (it outlives the programs a while)."""
+    server = shutil.which("wineserver") or shutil.which("wineserver", path="/usr/lib/wine")
+    if server and "WINEPREFIX" in env:
+        subprocess.run([server, "-w"], env=env, timeout=60, check=False)
+
+
+def run_rust(stage, jobs, log_file):
+    """bindings/rust: each cargo run's tests counted from its "test result:"
+    lines; one that fails to build, or exits non-zero with no failed test to
+    show for it, is the stage's problem."""
+    folder = os.path.join(ROOT, stage.folder)
+    env = rust_env(folder, jobs)
+    runs = [
+        # default features: C libraries keep glibc's malloc
+        ("cargo test", ["cargo", "test", "--locked", "--no-fail-fast"], {}),
+        # brisk serves malloc & co too
+        ("cargo test --features override",
+         ["cargo", "test", "--locked", "--no-fail-fast", "-p", "briskalloc",
+          "--features", "override"], {}),
+        # brisk's C code under UndefinedBehaviorSanitizer, driven by the Rust
+        # tests (rustc 1.63 has no sanitizer of its own: see the crate README)
+        ("cargo test, C under UBSan",
+         ["cargo", "test", "--locked", "--no-fail-fast"],
+         {"CFLAGS": "-Werror -fsanitize=undefined -fno-sanitize-recover=undefined",
+          "RUSTFLAGS": "-C link-arg=-lubsan",
+          "CARGO_TARGET_DIR": os.path.join(folder, "target-ubsan")}),
+    ]
+    wine = None
+    win64_std = os.path.join("/usr/lib/rustlib", WIN64)
+    if os.path.isdir(win64_std):
+        wine = wine_setup(folder, env, log_file)
+    if wine:
+        runs.append((f"cargo test --target {WIN64} (Wine)",
+                     ["cargo", "test", "--locked", "--no-fail-fast", "--target", WIN64],
+                     {"CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER": "x86_64-w64-mingw32-gcc",
+                      "CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER": wine}))
+    runs.append(("bindings/rust/package.sh", [os.path.join(RUST, "package.sh")], {}))
+    passed = skipped = failed = 0
+    problems, failures = [], []
+    # another target: the build must stop, saying which ones brisk supports
+    # (only the build script runs: no standard library for it is needed)
+    command = ["cargo", "build", "--locked", "-p", "briskalloc-sys",
+               "--target", "aarch64-unknown-linux-gnu"]
+    log_file.write(f"\n$ {' '.join(command)}   (must fail)\n")
+    log_file.flush()
+    result = subprocess.run(command, cwd=RUST, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    log_file.write(result.stdout)
+    if result.returncode != 0 and "brisk supports Linux on x86-64 with glibc" in result.stdout:
+        passed += 1
+    else:
+        failed += 1
+        failures.append(("unsupported_target_refused", "cargo build --target aarch64"))
+    if not wine:
+        skipped += 1
+        log_file.write(f"\nskipped: the {WIN64} tests (no Rust std for it in {win64_std}, "
+                       "or no wine64: scripts/install-deps.sh rust installs both)\n")
+    try:
+        for name, command, extra in runs:
+            log_file.write(f"\n$ {' '.join(f'{k}={v}' for k, v in extra.items())} "
+                           f"{' '.join(command)}\n")
+            log_file.flush()
+            result = subprocess.run(command, cwd=RUST, env={**env, **extra},
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            log_file.write(result.stdout)
+            log_file.flush()
+            ok, ignored, bad = cargo_counts(result.stdout)
+            passed, skipped, failed = passed + ok, skipped + ignored, failed + bad
+            failures += [(test, name) for test in
+                         re.findall(r"^test (\S+) \.\.\. FAILED$", result.stdout, re.MULTILINE)]
+            if result.returncode != 0 and bad == 0:
+                problems.append(f"{name} failed")
+    finally:
+        wine_wait(env)
+    return Result(passed, skipped, failed, "; ".join(problems) or None, failures)
+
+
+RUNNERS = {"rust": run_rust}
+
+
 def failed_tests_output(out):
     """The lines CTest printed for its failed tests (--output-on-failure)."""
     shown, keep = [], False
@@ -110,6 +263,19 @@ def failed_tests_output(out):
         if re.match(r"\s*\d+/\d+ Test +#\d+: ", line):
             keep = "Passed" not in line
         elif re.match(r"\s+Start +\d+: |\d+% tests passed", line):
+            keep = False
+        if keep:
+            shown.append(line)
+    return shown
+
+
+def failed_cargo_output(out):
+    """What cargo test printed of its failed tests: each "failures:" section."""
+    shown, keep = [], False
+    for line in out.splitlines():
+        if line == "failures:":
+            keep = True
+        elif line.startswith("test result:"):
             keep = False
         if keep:
             shown.append(line)
@@ -166,7 +332,12 @@ def main(argv):
             all_ok = False
             with open(log_path) as f:
                 out = f.read()
-            lines = failed_tests_output(out) if result.failures else out.splitlines()[-40:]
+            if not result.failures:
+                lines = out.splitlines()[-40:]
+            elif stage.run:
+                lines = failed_cargo_output(out) or out.splitlines()[-40:]
+            else:
+                lines = failed_tests_output(out)
             show(lines, f"from {os.path.relpath(log_path, ROOT)}")
     print(f"{passed} passed, {skipped} skipped, {failed} failed", flush=True)
     return 0 if all_ok else 1

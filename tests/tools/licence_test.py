@@ -23,7 +23,12 @@ def is_source(name):
 
 
 def is_build_dir(path):
-    return os.path.exists(os.path.join(path, "CMakeCache.txt"))
+    """A CMake build folder, cargo's target/ (which holds the packed crates'
+    manifests, written by cargo without the identifier), or a crate of
+    someone else's that `cargo vendor` copied (bindings/rust/vendor/: under
+    its own licence, which its folder holds)."""
+    return any(os.path.exists(os.path.join(path, marker))
+               for marker in ("CMakeCache.txt", "CACHEDIR.TAG", ".cargo-checksum.json"))
 
 
 def untagged(root):
