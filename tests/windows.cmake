@@ -16,13 +16,17 @@
 set(brisk_test_scale 100 CACHE STRING "Test iteration scale, percent")
 
 # brisk_windows_test(NAME SOURCE LABEL): NAME_static and NAME_dll, and a test
-# of each.
+# of each, from SOURCE (a path under tests/), labelled LABEL, windows and
+# the source's folder.
 function(brisk_windows_test name source label)
+  get_filename_component(folder ${source} DIRECTORY)
+  set(labels ${label} ${folder} windows)
+  list(REMOVE_DUPLICATES labels)
   foreach(form static dll)
     set(target ${name}_${form})
     add_executable(${target} ${PROJECT_SOURCE_DIR}/tests/${source})
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include
-                                                 ${PROJECT_SOURCE_DIR}/tests)
+                                                 ${PROJECT_SOURCE_DIR}/tests/common)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
     target_compile_definitions(${target} PRIVATE BRISK_TEST_SCALE=${brisk_test_scale})
     if(form STREQUAL "static")
@@ -32,17 +36,17 @@ function(brisk_windows_test name source label)
     endif()
     target_link_libraries(${target} PRIVATE -static -pthread)
     add_test(NAME ${target} COMMAND ${target})
-    set_tests_properties(${target} PROPERTIES LABELS "${label};windows" TIMEOUT 300
+    set_tests_properties(${target} PROPERTIES LABELS "${labels}" TIMEOUT 300
       FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
   endforeach()
 endfunction()
 
-brisk_windows_test(brisk_api_conformance api_conformance.c api)
-brisk_windows_test(brisk_stress_mt stress_mt.c stress)
-brisk_windows_test(brisk_thread_churn thread_churn.c stress)
-brisk_windows_test(brisk_windows_diag windows_diag.c diag)
-brisk_windows_test(brisk_windows_thread_exit windows_thread_exit.c stress)
-brisk_windows_test(brisk_thread_reuse thread_reuse.c api)
+brisk_windows_test(brisk_api_conformance api/api_conformance.c api)
+brisk_windows_test(brisk_stress_mt stress/stress_mt.c stress)
+brisk_windows_test(brisk_thread_churn stress/thread_churn.c stress)
+brisk_windows_test(brisk_windows_diag platform/windows_diag.c diag)
+brisk_windows_test(brisk_windows_thread_exit platform/windows_thread_exit.c stress)
+brisk_windows_test(brisk_next_thread_reuses_pages core/next_thread_reuses_pages.c api)
 # stress again with immediate purging: decommit and recommit under live blocks
 add_test(NAME brisk_stress_mt_purge0_static COMMAND brisk_stress_mt_static)
 set_tests_properties(brisk_stress_mt_purge0_static PROPERTIES LABELS "stress;windows" TIMEOUT 300
