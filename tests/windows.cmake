@@ -54,6 +54,22 @@ set_tests_properties(brisk_stress_mt_purge0_static PROPERTIES LABELS "stress;win
 # the churn tests read the working set: alone, not beside other tests
 set_tests_properties(brisk_thread_churn_static brisk_thread_churn_dll PROPERTIES RUN_SERIAL ON)
 
+# The white-box tests of the size classes and the block-start check
+# (tests/core/CMakeLists.txt): static only, as brisk.dll exports no
+# internal function.
+foreach(t size_class_table block_start_check)
+  add_executable(brisk_${t}_static ${PROJECT_SOURCE_DIR}/tests/core/${t}.c)
+  target_include_directories(brisk_${t}_static PRIVATE ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/tests/common ${PROJECT_SOURCE_DIR}/src/core)
+  target_compile_options(brisk_${t}_static PRIVATE -Wall -Wextra -Werror)
+  target_compile_definitions(brisk_${t}_static PRIVATE
+                             $<TARGET_PROPERTY:brisk_objects,COMPILE_DEFINITIONS>)
+  target_link_libraries(brisk_${t}_static PRIVATE brisk_static -static -pthread)
+  add_test(NAME brisk_${t}_static COMMAND brisk_${t}_static)
+  set_tests_properties(brisk_${t}_static PROPERTIES LABELS "core;windows" TIMEOUT 300
+    FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+endforeach()
+
 # libbrisk.a must link into a program whose linker has no import libraries
 # (Free Pascal, Delphi): it defines every symbol it uses.
 add_test(NAME windows_static_imports
