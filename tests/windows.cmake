@@ -16,13 +16,17 @@
 set(brisk_test_scale 100 CACHE STRING "Test iteration scale, percent")
 
 # brisk_windows_test(NAME SOURCE LABEL): NAME_static and NAME_dll, and a test
-# of each.
+# of each, from SOURCE (a path under tests/), labelled LABEL, windows and
+# the source's folder.
 function(brisk_windows_test name source label)
+  get_filename_component(folder ${source} DIRECTORY)
+  set(labels ${label} ${folder} windows)
+  list(REMOVE_DUPLICATES labels)
   foreach(form static dll)
     set(target ${name}_${form})
     add_executable(${target} ${PROJECT_SOURCE_DIR}/tests/${source})
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include
-                                                 ${PROJECT_SOURCE_DIR}/tests)
+                                                 ${PROJECT_SOURCE_DIR}/tests/common)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
     target_compile_definitions(${target} PRIVATE BRISK_TEST_SCALE=${brisk_test_scale})
     if(form STREQUAL "static")
@@ -32,23 +36,39 @@ function(brisk_windows_test name source label)
     endif()
     target_link_libraries(${target} PRIVATE -static -pthread)
     add_test(NAME ${target} COMMAND ${target})
-    set_tests_properties(${target} PROPERTIES LABELS "${label};windows" TIMEOUT 300
+    set_tests_properties(${target} PROPERTIES LABELS "${labels}" TIMEOUT 300
       FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
   endforeach()
 endfunction()
 
-brisk_windows_test(brisk_api_conformance api_conformance.c api)
-brisk_windows_test(brisk_stress_mt stress_mt.c stress)
-brisk_windows_test(brisk_thread_churn thread_churn.c stress)
-brisk_windows_test(brisk_windows_diag windows_diag.c diag)
-brisk_windows_test(brisk_windows_thread_exit windows_thread_exit.c stress)
-brisk_windows_test(brisk_thread_reuse thread_reuse.c api)
+brisk_windows_test(brisk_api_conformance api/api_conformance.c api)
+brisk_windows_test(brisk_stress_mt stress/stress_mt.c stress)
+brisk_windows_test(brisk_thread_churn stress/thread_churn.c stress)
+brisk_windows_test(brisk_windows_diag platform/windows_diag.c diag)
+brisk_windows_test(brisk_windows_thread_exit platform/windows_thread_exit.c stress)
+brisk_windows_test(brisk_next_thread_reuses_pages core/next_thread_reuses_pages.c api)
 # stress again with immediate purging: decommit and recommit under live blocks
 add_test(NAME brisk_stress_mt_purge0_static COMMAND brisk_stress_mt_static)
 set_tests_properties(brisk_stress_mt_purge0_static PROPERTIES LABELS "stress;windows" TIMEOUT 300
   ENVIRONMENT "BRISK_PURGE_DELAY=0;BRISK_TEST_SCALE=50" FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
 # the churn tests read the working set: alone, not beside other tests
 set_tests_properties(brisk_thread_churn_static brisk_thread_churn_dll PROPERTIES RUN_SERIAL ON)
+
+# The white-box tests of the size classes and the block-start check
+# (tests/core/CMakeLists.txt): static only, as brisk.dll exports no
+# internal function.
+foreach(t size_class_table block_start_check)
+  add_executable(brisk_${t}_static ${PROJECT_SOURCE_DIR}/tests/core/${t}.c)
+  target_include_directories(brisk_${t}_static PRIVATE ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/tests/common ${PROJECT_SOURCE_DIR}/src/core)
+  target_compile_options(brisk_${t}_static PRIVATE -Wall -Wextra -Werror)
+  target_compile_definitions(brisk_${t}_static PRIVATE
+                             $<TARGET_PROPERTY:brisk_objects,COMPILE_DEFINITIONS>)
+  target_link_libraries(brisk_${t}_static PRIVATE brisk_static -static -pthread)
+  add_test(NAME brisk_${t}_static COMMAND brisk_${t}_static)
+  set_tests_properties(brisk_${t}_static PROPERTIES LABELS "core;windows" TIMEOUT 300
+    FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
+endforeach()
 
 # libbrisk.a must link into a program whose linker has no import libraries
 # (Free Pascal, Delphi): it defines every symbol it uses.

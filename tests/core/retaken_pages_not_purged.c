@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* A thread that allocates again what it freed a while ago takes its free
- * pages back resident: housekeeping does not purge them under it.
+ * pages back resident: housekeeping does not purge them under it, and
+ * purges them once the thread has stopped taking them for the purge delay.
  *
  * A heap's free pages are purged once they have waited the purge delay
- * (10 ms), by the thread's own housekeeping on its slow path. A program
- * that empties a table and fills it again (a cache between rounds) used to
- * have that housekeeping, early in the refill, purge every free page not
- * yet taken back, and fault them in again a moment later. So while a heap
- * is taking free resident pages of a kind, no page of that kind is purged;
- * once it has stopped for the purge delay, they are, as before.
+ * (10 ms), by the thread's own housekeeping on its slow path; that
+ * housekeeping runs in the middle of a refill. A program that empties a
+ * table and fills it again (a cache between rounds) would otherwise have
+ * the refill purge the free pages it is about to take and fault them in
+ * again a moment later. So while a heap is taking free resident pages of a
+ * kind, no page of that kind is purged.
  *
  * One thread (so no background purger: what purges is housekeeping alone):
  * 3 MiB of 256-byte blocks, freed (less than the 4 MiB a heap keeps free
@@ -56,7 +57,7 @@ int main(void) {
   allocate_all();
   unsigned long long refill_purges = api_stats().os_purges - purges_before;
   size_t again = api_info().committed;
-  printf("drawn pages: %zu KiB committed for the blocks, %zu KiB when allocated again after a "
+  printf("retaken pages: %zu KiB committed for the blocks, %zu KiB when allocated again after a "
          "30 ms pause, %llu purges meanwhile\n",
          (full - before) >> 10, (again - before) >> 10, refill_purges);
   CHECK_MSG(refill_purges == 0,
@@ -83,7 +84,7 @@ int main(void) {
   size_t after = api_info().committed;
   for (long k = 0; k < calls; k++)
     A_FREE(grown[k]);
-  printf("drawn pages: %zu KiB committed with the blocks freed; %llu purges while %ld blocks of "
+  printf("retaken pages: %zu KiB committed with the blocks freed; %llu purges while %ld blocks of "
          "%d bytes were allocated over 50 ms, %zu KiB committed then\n",
          (freed - before) >> 10, later_purges, calls, OTHER_SIZE, (after - before) >> 10);
   CHECK_MSG(later_purges > 0 && after + (full - before) / 2 <= freed,

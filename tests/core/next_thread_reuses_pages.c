@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Threads started one after another, as a program that runs each task on a
  * thread of its own does: each new thread takes up the heap the last one
- * left, and must find its pages still there, not fault them all in again.
- * brisk used to keep an exiting thread's pages for the next one only while
- * its background purger ran, which waited for 16 MiB to be committed and
- * never runs on Windows or with BRISK_BACKGROUND=0; a program whose threads
- * came and went one or two at a time had every exiting thread purge what it
- * left, and ran fifteen times slower.
+ * left, and must find its pages still there, not fault them all in again
+ * (a program whose threads come and go one or two at a time, each exiting
+ * thread purging what it left, runs fifteen times slower). This holds
+ * without the background purger too, which starts only once 16 MiB are
+ * committed and never runs on Windows or with BRISK_BACKGROUND=0 (CTest
+ * runs the test with and without it).
  *
  * Every thread allocates the same blocks (8 B to 64 KiB, the same sizes in
  * the same order), writes every OS page of them and frees them. The test

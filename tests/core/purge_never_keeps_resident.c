@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* BRISK_PURGE_DELAY=never keeps free memory resident. A program with one
- * thread runs no background purger; it purges eagerly instead, once a few
- * megabytes are free, and used to do so whatever the delay said: with
- * `never` a pool thread that freed a hundred megabytes between bursts faulted
- * them all in again, and ran more than twice as slowly as with the default.
+/* BRISK_PURGE_DELAY=never keeps free memory resident, in a program with one
+ * thread too. Such a program runs no background purger; it purges eagerly
+ * instead, once a few megabytes are free, and those purges must keep to
+ * `never` as well: a pool thread that frees a hundred megabytes between
+ * bursts, run with `never` to keep them, would otherwise fault them all in
+ * again at every burst (more than twice as slow as with the default).
  *
  * One thread fills eight segments' worth of 1 KiB blocks, and 32 MiB of
  * 100 KiB blocks (which come from the heap's arena), writing every byte.

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Frees into another thread's pages are batched (see src/core/free.c) and
- * must all come home, even when the freeing thread then goes idle.
+/* Every block a thread frees into another thread's pages reaches that
+ * page, even when the freeing thread then goes idle: otherwise each page
+ * keeps a block or two counted in use and can never be retired or purged.
+ * Such frees wait in the freeing thread's batches (src/core/free.c), which
+ * the background purger sends on for an idle thread, and brisk_collect()
+ * at once.
  *
  * The owner allocates blocks of one size; a second thread, which has a heap
  * of its own, frees them all, then waits, as a pool thread does between
@@ -117,7 +121,7 @@ int main(void) {
     sleep_ms(100);
     after = api_info().committed;
   }
-  printf("remote batches: purger running after %ld ms; committed %zu KiB before the round, "
+  printf("remote frees: purger running after %ld ms; committed %zu KiB before the round, "
          "%zu KiB with its blocks live, %zu KiB %ld ms after another thread freed them and "
          "went idle\n",
          waited, before >> 10, full >> 10, after >> 10, idle);
@@ -131,7 +135,7 @@ int main(void) {
   wait_freed(3);
   A_COLLECT();
   after = api_info().committed;
-  printf("remote batches: %zu KiB committed right after brisk_collect()\n", after >> 10);
+  printf("remote frees: %zu KiB committed right after brisk_collect()\n", after >> 10);
   CHECK_MSG(after <= before + 64 * 1024,
             "%zu KiB of the round's pages stay committed after brisk_collect(): blocks that "
             "another thread freed are still in its batches",

@@ -12,8 +12,8 @@
  * calls the allocator. Every
  * page the owner used then has all its blocks free, but those freed remotely
  * are still counted in use until the owner takes its remote lists in, which
- * an idle owner never does: before the background purger retired such pages
- * itself, the process kept its whole 48 MiB committed and resident.
+ * an idle owner never does: the background purger must retire such pages
+ * itself, or the process keeps its whole 48 MiB committed and resident.
  *
  * The main thread watches brisk's committed memory, and the resident set,
  * for up to 5 seconds (the purger's rounds slow to one a second when idle).

@@ -3,13 +3,13 @@
  * before, the one that class carved furthest first. A program that frees
  * everything and then allocates the same again (a pool between bursts of
  * work) then finds each class's blocks where they were, instead of carving
- * into pages another class left resident while its own resident pages wait:
- * that grew the resident set with every round.
+ * into pages another class left resident while its own resident pages wait,
+ * which would grow the resident set with every round.
  *
  * Run with BRISK_PURGE_DELAY=-1 (see CMakeLists.txt), so that every freed
  * page stays resident, and in its own process, so that its thread's heap
  * starts empty. The two sizes are more than a doubling apart, so neither
- * class takes the other's free blocks (tests/medium_reuse.c). */
+ * class takes the other's free blocks (medium_reuse.c). */
 #include "alloc_api.h"
 
 #include <stdbool.h>

@@ -2,8 +2,8 @@
 /* A page that comes back free gives back the part of its memory an earlier
  * use wrote and its last use did not reach, and commits it again before a
  * later use carves into it. A pool whose bursts ask for a different number
- * of its largest blocks each time otherwise kept every page resident as far
- * as its largest burst had ever written.
+ * of its largest blocks each time would otherwise keep every page resident
+ * as far as its largest burst had ever written.
  *
  * Blocks this large come from the heap's arena but in the diagnostic modes,
  * which keep them on 4 MiB pages: the test runs with BRISK_STATS=on, so its

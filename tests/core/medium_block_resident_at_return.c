@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A block of 8-64 KiB carved from fresh memory is resident whole when the
- * allocation returns: brisk faults it in with one call, where the program's
- * first write to each of its OS pages used to fault once per page.
+ * allocation returns: brisk faults it in with one call, so that the
+ * program's first write to each of its OS pages does not fault once per
+ * page (a fault costs more than the write).
  *
  * In a fresh process every medium page is fresh, so each block below is
  * carved from memory that reads zero. Of each block, every OS page wholly

@@ -3,13 +3,11 @@
  * waits 100 ms resident before the background purger gives it back, so
  * that a pool pausing briefly between bursts of work finds it again.
  *
- * The time a freed chunk was given used to be that of the purger's last
- * round, up to a second old while the purger backs off; a chunk freed some
- * time after a round was then purged at the next one, well before its
- * 100 ms, and a pool pausing 50 ms between bursts faulted its large blocks
- * in again after every pause (with BRISK_PURGE_DELAY=100 the purger's
- * rounds come every 100 ms, and such a pool ran slower than with the
- * default delay).
+ * The wait counts from the free itself, not from the purger's last round,
+ * which may be up to a second old while the purger backs off: counted from
+ * there, a chunk freed some time after a round would be purged at the next
+ * one, well before its 100 ms, and a pool pausing 50 ms between bursts
+ * would fault its large blocks in again after every pause.
  *
  * With the purger running (a second thread, and 20 MiB of live blocks),
  * the main thread allocates and frees 4 MiB of such blocks four times and
@@ -18,8 +16,8 @@
  * reads), and must come within 5 s. The first burst comes after an idle
  * second and a half; each of the others frees 70 ms after the last purge
  * was seen, between the purger's rounds 50 and 150 ms after that purge, so
- * that with the old time the second of those rounds purged the chunks some
- * 70 ms after their free. */
+ * that a wait counted from the last round would have the second of those
+ * rounds purge the chunks some 70 ms after their free. */
 #include "alloc_api.h"
 #include "test_time.h"
 
@@ -79,7 +77,7 @@ static void bursts(void) {
     for (int i = 0; i < CHUNK_COUNT; i++)
       A_FREE(chunks[i]);
     double purged_after = wait_below(before + (full - before) / 2, freed_at);
-    printf("arena purge wait: burst %d, %zu KiB purged %.0f ms after the free\n", burst,
+    printf("arena free: burst %d, %zu KiB purged %.0f ms after the free\n", burst,
            (full - before) >> 10, purged_after);
     CHECK_MSG(purged_after >= 0, "burst %d: the freed chunks were not purged in %d ms", burst,
               WAIT_MS);

@@ -34,7 +34,7 @@ probe_g=$(cat "$tmp/probe.glibc" 2>/dev/null)
 probe_b=$(cat "$tmp/probe.brisk" 2>/dev/null)
 [ "$probe_g" = "brisk=absent" ] && ok "reference run is on glibc" || bad "reference probe: '$probe_g'"
 want="brisk=$(sed -n 's/^#define BRISK_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
-  "$(dirname "$0")/../include/brisk.h" | paste -sd.) big=1 ctypes=1 list=1 small=1"
+  "$(dirname "$0")/../../include/brisk.h" | paste -sd.) big=1 ctypes=1 list=1 small=1"
 [ "$probe_b" = "$want" ] && ok "preloaded run: $probe_b" || bad "preloaded probe: '$probe_b', want '$want'"
 echo "--- output ---"
 cat "$tmp/out.brisk"

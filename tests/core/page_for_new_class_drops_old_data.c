@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A resident medium page that one class used and another takes as its warm
  * page keeps only the new class's first block resident: the rest of what the
- * old class wrote is purged, where it used to stay resident, unused, for as
- * long as the thread ran.
+ * old class wrote is purged. A warm page stays with its thread as long as
+ * the thread runs, so whatever of the old data it kept would stay resident,
+ * unused, that long.
  *
  * Two pages of 60 KiB blocks are filled and freed: the first stays the
  * class's warm page, the second goes back free and resident. A 20 KiB

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* With the background purger running, a segment that comes back free waits
- * resident in the cache, however many others came back with it, so that a
- * pool which frees a hundred megabytes at the end of a burst finds them
- * resident at the next. The cache used to purge every segment past the
- * eighth as it came in, and the pool faulted most of its memory in again
- * after every pause; later it purged them after the purge delay (10 ms by
- * default), and a pool whose one thread frees everything between bursts 50
- * ms apart still faulted it all in again.
+ * resident in the cache, however many others came back with it, for 100 ms
+ * (longer than the purge delay, 10 ms by default), and is purged after
+ * that. A pool which frees a hundred megabytes at the end of a burst, even
+ * one whose single thread frees everything between bursts 50 ms apart,
+ * thus finds them resident at the next burst instead of faulting most of
+ * its memory in again after every pause.
  *
  * A thread fills SEGMENTS segments with 1 KiB blocks, writing every one,
  * waits for the purger to have started (a thread of brisk's own, named

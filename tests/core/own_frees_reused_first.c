@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A thread's own frees come back at its next allocation of their class
- * without a refill: the free pushes the block onto the list malloc pops.
+ * without a refill (the free pushes the block onto the list malloc pops),
+ * so a loop that allocates and frees a few blocks stays on the fast path;
+ * and the housekeeping on the refill path never retires the page whose
+ * blocks the refill is about to hand out.
+ *
  * Blocks that come back on the slow paths (other threads' frees, taken in)
  * wait on a second list, which the allocation takes when a page's free list
  * runs out. Housekeeping runs on that path too, and it may retire the very

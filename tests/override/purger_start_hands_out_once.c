@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The background purger starts inside an allocation, and the C library
+/* The allocation that starts the background purger hands out a block that
+ * is its alone. The purger starts inside an allocation, and the C library
  * allocates for the new thread (its thread-local storage) through malloc,
- * which is brisk: a nested call from the middle of brisk's slow path. brisk
- * used to start it between setting up a fresh page and taking the block
- * from it; a nested call that ran the periodic collection found the page
- * empty, retired it and gave its segment back, so the block the outer call
- * then returned lay in a free segment, later laid out anew under it (the
- * block handed out twice, its first bytes overwritten).
+ * which is brisk: a nested call from the middle of brisk's slow path. Were
+ * the purger started between setting up a fresh page and taking the block
+ * from it, a nested call that ran the periodic collection would find the
+ * page empty, retire it and give its segment back, and the block the outer
+ * call then returned would lie in a free segment, later laid out anew under
+ * it (the block handed out twice, its first bytes overwritten).
  *
  * Whether the nested call collects depends on how many slow calls came
  * before it (housekeeping rides on every 16th), so each case runs in a fresh

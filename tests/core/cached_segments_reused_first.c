@@ -2,10 +2,10 @@
 /* A heap that freed whole segments takes their resident pages back from the
  * cache before it faults in pages of its own it never used. A program that
  * frees everything and then allocates the same again (a pool between rounds
- * of work) otherwise grew its committed memory every round: the segment
- * that came back from the cache first could be one used only in part, and
- * its untouched pages were faulted in while another segment's resident
- * pages waited in the cache.
+ * of work) would otherwise grow its committed memory every round: were the
+ * segment that comes back from the cache first one used only in part, its
+ * untouched pages would be faulted in while another segment's resident
+ * pages wait in the cache.
  *
  * Run with BRISK_PURGE_DELAY=-1 (see CMakeLists.txt) and in its own process:
  * the thread never gets the background purger, so what it frees stays
