@@ -283,7 +283,7 @@ INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
 INTERNAL extern _Atomic(bool) xfence_ready;
 /* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
  * each side of the fence where the other must find it, and counts what each
- * found (tests/fence_protocol.c); other builds compile them away. */
+ * found (tests/core/fence_protocol.c); other builds compile them away. */
 #ifdef BRISK_EAGER_PURGER
 typedef struct test_hooks_s {
   _Atomic(void (*)(const void *heap)) owner_marked; /* the owner, marked busy */
