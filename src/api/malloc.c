@@ -5,24 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* calloc's clearing. A large block (past MEDIUM_MAX) carved from memory
- * that reads zero needs only its link and cookie cleared: a program that
- * callocs big tables and touches a little of each then commits only what it
- * touches, as it does under glibc, which maps blocks that size fresh.
- * Smaller blocks are cleared whole all the same: a program that reads a
- * fresh block before it writes it maps the kernel's shared zero page first
- * and faults again to replace it, and with threads on other cores each such
- * replacement interrupts them all to flush their TLBs (clearing only links
- * and cookies of every size made mimalloc's stress test, which checks each
- * word of a calloc'd block before writing it, 2.5 times slower). */
-static void clear_block(void *p, size_t size) {
-  if (size > MEDIUM_MAX && segment_of(p)->kind != SEGMENT_SPANS &&
-      page_block_reads_zero(page_of(segment_of(p), p), p))
-    memset(p, 0, sizeof(block_t));
-  else
-    memset(p, 0, size);
-}
-
 void *malloc_slow(size_t size, bool zero) {
   heap_t *heap = heap_for_this_thread();
   if (unlikely(heap == NULL)) {
@@ -33,7 +15,7 @@ void *malloc_slow(size_t size, bool zero) {
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
   if (size <= LARGE_MAX) {
     void *p = alloc_small(heap, size);
-    if (zero && p != NULL) clear_block(p, size);
+    if (zero && p != NULL) memset(p, 0, size);
     return p;
   }
   background_wanted();
@@ -45,7 +27,7 @@ void *malloc_slow(size_t size, bool zero) {
  * heap_reporting have no pages, and a diagnostic mode must see every call,
  * so those go on to malloc_slow. (Through malloc_slow alone such a block
  * took about twice the instructions.) A small class pops its first page as
- * the direct path does; a medium one (up to ARENA_MIN) takes its block under
+ * the direct path does; a medium one (up to MEDIUM_MAX) takes its block under
  * the heap's lock, first page included (alloc_locked); a larger one comes
  * from the heap's arena. */
 static inline __attribute__((always_inline)) void *past_direct(size_t size, bool zero) {
@@ -53,16 +35,16 @@ static inline __attribute__((always_inline)) void *past_direct(size_t size, bool
     heap_t *heap = heap_current();
     if (size > SMALL_MAX) {
       if (unlikely(heap == &heap_empty || heap == &heap_reporting)) return malloc_slow(size, zero);
-      if (size > ARENA_MIN) return span_malloc(heap, size, zero); /* clears what it must */
+      if (size > MEDIUM_MAX) return span_malloc(heap, size, zero); /* clears what it must */
       void *p = alloc_locked(heap, size_class_of(size));
-      if (zero && p != NULL) clear_block(p, size);
+      if (zero && p != NULL) memset(p, 0, size);
       return p;
     }
     unsigned size_class = size_class_of(size);
     page_t *page = heap->queues[size_class].first;
     if (unlikely(page == NULL)) return malloc_slow(size, zero); /* or not a thread's own heap */
     void *p = page->free != NULL ? page_pop(page) : alloc_refilled(heap, size_class);
-    if (zero && p != NULL) clear_block(p, size);
+    if (zero && p != NULL) memset(p, 0, size);
     return p;
   }
   return malloc_slow(size, zero);

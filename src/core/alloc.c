@@ -67,11 +67,11 @@ static void start_purger_if_due(heap_t *heap) {
   }
 }
 
-/* Medium and large blocks (8-512 KiB) are taken with the purger kept out
+/* Medium blocks (8-64 KiB) are taken with the purger kept out
  * of the heap's queues, even from the first page of a class, so that the
  * purger may retire those pages too once their blocks have all come back
  * (page_release_idle): an idle thread's first pages of those classes are
- * 512 KiB each, or a whole segment, and they held most of what a pool kept
+ * 512 KiB each, and they held most of what a pool kept
  * resident while it waited. Small classes keep their lock-free first page.
  *
  * pages_lock keeps it out everywhere; where the OS has an asymmetric fence
@@ -157,7 +157,7 @@ void *alloc_refilled(heap_t *heap, unsigned size_class) {
 }
 
 void *alloc_small(heap_t *heap, size_t size) {
-  if (size > ARENA_MIN && !diag_counting) return span_malloc(heap, size, false);
+  if (size > MEDIUM_MAX) return span_malloc(heap, size, false);
   unsigned size_class = size_class_of(size);
   if (size > SMALL_MAX) return alloc_locked(heap, size_class);
   page_t *page = heap->queues[size_class].first;
@@ -167,8 +167,7 @@ void *alloc_small(heap_t *heap, size_t size) {
 
 void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
   if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
-  if (size + alignment - 1 > ARENA_MIN && !diag_counting)
-    return span_malloc_aligned(heap, size, alignment);
+  if (size + alignment - 1 > MEDIUM_MAX) return span_malloc_aligned(heap, size, alignment);
   uint8_t *block = alloc_small(heap, size + alignment - 1);
   if (block == NULL) return NULL;
   uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);

@@ -476,15 +476,9 @@ static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, 
   return offset * page->block_magic < carved_limit;
 }
 /* False in a forked child: a purge in flight at the fork may have marked
- * pages purged that still hold data there (see page_after_fork). */
+ * memory purged that still holds data there (see page_after_fork), so the
+ * arena's calloc trusts no purged chunk to read zero. */
 INTERNAL extern bool page_zero_trusted;
-/* Whether a block just taken from page reads zero past its first
- * sizeof(block_t) bytes, the link and cookie (see zero_from: exact only on
- * large pages). */
-static inline bool page_block_reads_zero(const page_t *page, const void *block) {
-  brisk_assert(page->block_size > MEDIUM_MAX);
-  return page_zero_trusted && (size_t)((const uint8_t *)block - page->area) >= page->zero_from;
-}
 INTERNAL void page_after_fork(void);
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
 static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const heap_t *heap) {
@@ -613,7 +607,7 @@ INTERNAL size_t report_block_size(const void *p);
 INTERNAL void misuse_detected(const char *what, const void *p, const char *detail)
     __attribute__((noreturn, cold));
 
-/* ---- span_arena.c: blocks above ARENA_MIN in a coalescing arena per heap ------- */
+/* ---- span_arena.c: blocks above MEDIUM_MAX in a coalescing arena per heap ------- */
 /* zero: the block reads zero (calloc), cleared only where it must be. */
 INTERNAL void *span_malloc(heap_t *heap, size_t size, bool zero);
 /* A block aligned to alignment (> 16), of at most LARGE_MAX with its
@@ -623,6 +617,15 @@ INTERNAL void span_free(segment_t *segment, void *p);
 /* realloc of an arena block in place, by its owner: p, or NULL (move it). */
 INTERNAL void *span_realloc_in_place(segment_t *segment, void *p, size_t size);
 INTERNAL size_t span_usable_size(segment_t *segment, const void *p);
+/* For the diagnostic modes, whose trailer lies at a block's end: the end of
+ * the live block that starts at p, or NULL when none does; *freed then says
+ * whether a block freed already starts there (a double free). */
+INTERNAL uint8_t *span_block_end(segment_t *segment, const void *p, bool *freed);
+/* Calls visit for the block of every chunk in use in an arena segment (a
+ * diagnostic walk: the caller holds the arena's lock, or the program is
+ * ending). */
+INTERNAL void span_chunks_visit(segment_t *segment,
+                                void (*visit)(uint8_t *block, size_t size, void *arg), void *arg);
 /* The bytes of the arena's chunks in use, walked chunk by chunk, and as
  * counted for mallinfo (brisk_heap_check compares them). */
 INTERNAL void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
@@ -701,7 +704,7 @@ INTERNAL void *alloc_small(heap_t *heap, size_t size);
  * free: refills the class and takes a block; NULL and ENOMEM when out of
  * memory. */
 INTERNAL void *alloc_refilled(heap_t *heap, unsigned size_class);
-/* A block of a medium or large class, taken under the heap's pages_lock
+/* A block of a medium class, taken under the heap's pages_lock
  * (see alloc.c); NULL and ENOMEM when out of memory. */
 INTERNAL void *alloc_locked(heap_t *heap, unsigned size_class);
 /* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN), from

@@ -12,9 +12,8 @@
 #include <string.h>
 
 /* The owner's free of a block whose page needs care (see page_is_plain),
- * under the heap's pages_lock or with the heap claimed. Onto local_free, not
- * `free`: a large page (the diagnostic modes) tells calloc which of its
- * blocks read zero from what lies on `free` (zero_from). */
+ * under the heap's pages_lock or with the heap claimed: onto local_free, the
+ * list of blocks that come back on slow paths. */
 static void free_local_slow(heap_t *heap, page_t *page, block_t *block) {
   if (atomic_load_relaxed(&page->xflags) & PAGE_IN_FULL) page_unpark(heap, page);
   block->next = page->local_free;

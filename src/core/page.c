@@ -23,7 +23,7 @@ void brief_lock_wait(brief_lock_t *lock) {
 
 /* Blocks carved per extension: about one OS page, so a fresh page touches
  * memory only as it is used; at least four small blocks, but one block of
- * the medium and large classes (above SMALL_MAX, two OS pages or more).
+ * the medium classes (above SMALL_MAX, two OS pages or more).
  * Such a page taken back resident is written as far as its earlier uses
  * reached, so every block carved ahead of need there is resident memory
  * nobody uses, and on a fresh page it raises how far the next use finds the
@@ -146,13 +146,6 @@ void page_after_fork(void) {
   page_zero_trusted = false;
 }
 
-/* Freed blocks are about to join `free`: from now on only blocks carved
- * later are known to read zero (see zero_from). */
-static void free_list_takes_freed(page_t *page) {
-  uint32_t carved = page->capacity * page->block_size;
-  page->zero_from = page->zero_from > carved ? page->zero_from : carved;
-}
-
 /* Takes in the page's remote frees; returns how many arrived. When both
  * free lists are in use, which only a page being retired or unparked meets
  * (page_collect leaves a page with blocks on `free` alone), local_free is
@@ -170,7 +163,6 @@ static inline size_t collect_thread_free(page_t *page) {
   if (page->local_free == NULL) {
     page->local_free = head;
   } else if (page->free == NULL) {
-    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = head;
   } else {
@@ -194,7 +186,6 @@ bool page_collect(page_t *page) {
   if (page->free != NULL) return true;
   collect_thread_free(page);
   if (page->free == NULL && page->local_free != NULL) {
-    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = NULL;
   }
@@ -202,7 +193,7 @@ bool page_collect(page_t *page) {
 }
 
 /* A medium block carved from a page that was fresh or purged when it was
- * taken (zero_from not UINT32_MAX) is faulted in whole with one call: its
+ * taken (taken_fresh) is faulted in whole with one call: its
  * program most often writes all of a block of 8 KiB or more, an OS page at
  * a time, and each first write was a fault of its own. A pool whose one
  * thread allocates a hundred megabytes between pauses ran 10% faster, and
@@ -243,7 +234,7 @@ static void page_extend(heap_t *heap, page_t *page) {
   unsigned remaining = (unsigned)(page->reserved - page->capacity);
   if (count > remaining) count = remaining;
   uint8_t *start = page->area + (size_t)page->capacity * size;
-  if (size > SMALL_MAX && page->zero_from != UINT32_MAX) populate_block(start, size);
+  if (size > SMALL_MAX && page->taken_fresh) populate_block(start, size);
   /* Fresh blocks carry the free cookie like every other free block, so a
    * free of one (a pointer just past a live block, say) is caught. */
   uintptr_t cookie = free_cookie();
@@ -311,7 +302,6 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) 
 page_t *page_borrow_larger(heap_t *heap, unsigned size_class) {
   unsigned last = size_class + BORROW_CLASSES;
   for (unsigned larger = size_class + 1; larger <= last && larger < CLASS_COUNT; larger++) {
-    if (class_size[larger] > MEDIUM_MAX) break;
     page_t *page = heap->queues[larger].first;
     if (page != NULL && page_collect(page)) return page; /* first in its queue already */
   }
@@ -337,8 +327,7 @@ static uint64_t block_magic_of(uint32_t size) {
  * unpins a warm page that is empty while its class has other pages; thread
  * exit, brisk_collect() and the sweep of abandoned heaps unpin them all
  * (except that while threads come and go an exiting thread leaves them to
- * the thread that adopts its heap, see collect_thread_exit). Not a large
- * page: it is a whole segment. */
+ * the thread that adopts its heap, see collect_thread_exit). */
 static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
   uint64_t bit = (uint64_t)1 << (size_class % 64);
   if (warm)
@@ -350,7 +339,7 @@ static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
 /* Whether a fresh page for the class is to be its warm page: the class has
  * none, and the heap's thread runs. */
 static bool page_wants_pin(heap_t *heap, unsigned size_class) {
-  return class_size[size_class] <= MEDIUM_MAX && !heap_class_has_warm(heap, size_class) &&
+  return !heap_class_has_warm(heap, size_class) &&
          atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
 }
 
@@ -395,7 +384,6 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   if (!page->blocks_kept || page->size_class != size_class) {
     page_lay_out(page, size_class);
   } else if (page->free == NULL) {
-    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = NULL;
   }
@@ -516,13 +504,11 @@ void page_collect_heap(heap_t *heap, bool force) {
  * pages itself, under the heap's pages_lock, which every owner path that
  * changes a queue holds as well. It needs nothing else from the owner: the
  * owner's fast paths pop only from the first page of a small class, which
- * the purger leaves alone (medium and large blocks are taken under the
- * lock), and push only onto a page the owner has a block of, and a page
- * whose blocks have all come back has none. Such a page is one whose
- * `used`, read with acquire order (page_used_drop), counts only its remote
- * frees and its pin (free_delayed_release first moves blocks on the heap's
- * delayed list onto their pages' remote lists where it can). A parked page
- * is left to its owner. */
+ * the purger leaves alone (medium blocks are taken under the lock), and push only onto a page the
+ * owner has a block of, and a page whose blocks have all come back has none. Such a page is one
+ * whose `used`, read with acquire order (page_used_drop), counts only its remote frees and its pin
+ * (free_delayed_release first moves blocks on the heap's delayed list onto their pages' remote
+ * lists where it can). A parked page is left to its owner. */
 static bool page_all_back(const page_t *page) {
   uintptr_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
@@ -538,8 +524,8 @@ size_t page_release_idle(heap_t *heap) {
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
     page_queue_t *queue = &heap->queues[size_class];
     if (queue->first == NULL) continue;
-    /* The owner takes medium and large blocks under the lock, even from the
-     * first page. */
+    /* The owner takes medium blocks under the lock, even from the first
+     * page. */
     page_t *start = class_size[size_class] > SMALL_MAX ? queue->first : queue->first->next;
     for (page_t *page = start, *next; page != NULL; page = next) {
       next = page->next;

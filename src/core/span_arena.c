@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The heap's arena: blocks above ARENA_MIN (64 KiB) up to LARGE_MAX in
+/* The heap's arena: blocks above MEDIUM_MAX (64 KiB) up to LARGE_MAX in
  * boundary-tagged chunks, coalesced as they are freed, so that memory one
  * size freed serves any other. A page per size class for blocks this large
  * kept, from one round of work to the next, what each class had carved
  * (DESIGN.md, "The heap's arena"). Free chunks are purged by the background
  * purger after ARENA_PURGE_MS and counted out of the committed figure;
- * calloc knows their inside reads zero. Diagnostic modes keep such blocks
- * on medium and large pages, whose trailers and walks they know.
+ * calloc knows their inside reads zero. The diagnostic modes use the arena
+ * as it is: a block's trailer lies at its chunk's end (span_block_end), and
+ * leak reports walk the chunks in use (span_chunks_visit).
  *
  * A chunk: a 16-byte header (a check word, then the size and three flags),
  * then the block. A free chunk holds its list links after the header and
@@ -33,6 +34,13 @@
  * once about this much of them may be resident, as a heap does its pages. */
 #define ARENA_DIRTY_MAX (4 * MiB)
 #define CHUNK_SIZE(head) ((head) & ~(uint64_t)15)
+/* calloc clears blocks up to this size whole, even where they lie in a
+ * purged chunk: a program that reads a fresh block before it writes it maps
+ * the kernel's shared zero page first and faults again to replace it, and
+ * with threads on other cores each replacement interrupts them all to flush
+ * their TLBs. Past it, a big table calloc'd and touched in part commits only
+ * what is touched, as under glibc, which maps blocks that size fresh. */
+#define CALLOC_CLEAR_WHOLE_MAX (128 * KiB)
 
 /* The header's two words are atomic: another thread's free reads them (to
  * validate its pointer) while the owner may be flipping a flag of the same
@@ -284,9 +292,9 @@ static void *arena_malloc(heap_t *heap, span_arena_t *arena, size_t need, size_t
   in_use_note(arena, (ptrdiff_t)have);
   uint8_t *block = (uint8_t *)chunk + CHUNK_HEADER;
   if (zero_size != 0) {
-    /* Smaller blocks are cleared whole, as pages' are (api/malloc.c). */
     uintptr_t start = (uintptr_t)block, end = start + zero_size, z_to = zero_from + zero_bytes;
-    if (zero_bytes == 0 || zero_size <= MEDIUM_MAX || end <= zero_from || start >= z_to) {
+    if (zero_bytes == 0 || zero_size <= CALLOC_CLEAR_WHOLE_MAX || end <= zero_from ||
+        start >= z_to) {
       memset(block, 0, zero_size);
     } else {
       if (start < zero_from) memset(block, 0, zero_from - start);
@@ -438,7 +446,7 @@ static NOINLINE void span_free_remote(segment_t *segment, span_arena_t *arena, v
  * NULL when the block must move (the caller copies; nothing changed). */
 void *span_realloc_in_place(segment_t *segment, void *p, size_t size) {
   heap_t *owner = segment->owner;
-  if (owner != heap_current() || size > LARGE_MAX || size <= ARENA_MIN) return NULL;
+  if (owner != heap_current() || size > LARGE_MAX || size <= MEDIUM_MAX) return NULL;
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   uint64_t head = head_of(chunk);
   if (!chunk_offset_ok(segment, p) || !chunk_live(chunk, head)) chunk_free_invalid(p);
@@ -507,22 +515,31 @@ void span_after_fork(void) {
   memset(&heap->spans, 0, sizeof heap->spans);
 }
 
+void span_chunks_visit(segment_t *segment, void (*visit)(uint8_t *block, size_t size, void *arg),
+                       void *arg) {
+  chunk_t *end = chunk_at(segment, ARENA_AREA_END);
+  for (chunk_t *chunk = chunk_at(segment, ARENA_AREA_START); chunk < end;) {
+    uint64_t head = head_of(chunk);
+    if (CHUNK_SIZE(head) == 0) break; /* a wrecked header */
+    if (head & CHUNK_INUSE)
+      visit((uint8_t *)chunk + CHUNK_HEADER, CHUNK_SIZE(head) - CHUNK_HEADER, arg);
+    chunk = chunk_at(chunk, CHUNK_SIZE(head));
+  }
+}
+
+static void count_in_use(uint8_t *block, size_t size, void *total) {
+  (void)block;
+  *(size_t *)total += size + CHUNK_HEADER;
+}
+
 /* brisk_heap_check's part: the bytes of the chunks in use, found by walking
  * every chunk of the arena, and the count kept of them, both under the lock. */
 void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
   span_arena_t *arena = &heap->spans;
   brief_lock_acquire(&arena->lock);
-  size_t total = 0;
-  for (segment_t *segment = arena->first_segment; segment != NULL; segment = segment->next) {
-    chunk_t *end = chunk_at(segment, ARENA_AREA_END);
-    for (chunk_t *chunk = chunk_at(segment, ARENA_AREA_START); chunk < end;) {
-      uint64_t head = head_of(chunk);
-      if (CHUNK_SIZE(head) == 0) break; /* a wrecked header: the count will not match */
-      if (head & CHUNK_INUSE) total += CHUNK_SIZE(head);
-      chunk = chunk_at(chunk, CHUNK_SIZE(head));
-    }
-  }
-  *walked = total;
+  *walked = 0;
+  for (segment_t *segment = arena->first_segment; segment != NULL; segment = segment->next)
+    span_chunks_visit(segment, count_in_use, walked);
   *counted = counter_get(arena->in_use_bytes);
   brief_lock_release(&arena->lock);
 }
@@ -531,6 +548,17 @@ size_t span_usable_size(segment_t *segment, const void *p) {
   chunk_t *chunk = chunk_of(segment, p);
   if (chunk == NULL) chunk_free_invalid(p);
   return CHUNK_SIZE(head_of(chunk)) - CHUNK_HEADER;
+}
+
+uint8_t *span_block_end(segment_t *segment, const void *p, bool *freed) {
+  chunk_t *chunk = chunk_of(segment, p);
+  *freed = false;
+  if (chunk != NULL) return (uint8_t *)chunk + CHUNK_SIZE(head_of(chunk));
+  if (chunk_offset_ok(segment, p)) {
+    chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
+    *freed = atomic_load_relaxed(&chunk->xcheck) == chunk_check(chunk, head_of(chunk));
+  }
+  return NULL;
 }
 
 /* Gives back to the OS the segments that are one free chunk free for

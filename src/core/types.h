@@ -2,16 +2,14 @@
 /* Core types of brisk. Read this first.
  *
  * Glossary
- *   block    what malloc returns. Blocks up to ARENA_MIN (64 KiB) are
+ *   block    what malloc returns. Blocks up to MEDIUM_MAX (64 KiB) are
  *            carved from a page of their size class; larger ones, up to
  *            LARGE_MAX, are chunks of the heap's arena; a huge block has a
- *            segment to itself.
+ *            segment to itself. The same in every build and mode.
  *   page     a run of memory inside a segment holding blocks of one size
- *            class (64 KiB small pages, 512 KiB medium, one 4 MiB large
- *            page; the diagnostic modes keep blocks above ARENA_MIN on
- *            medium and large pages). Not an OS page: those are "OS pages"
- *            (4 KiB).
- *   arena    a heap's coalescing chunks for blocks above ARENA_MIN, in
+ *            class (64 KiB small pages, 512 KiB medium). Not an OS page:
+ *            those are "OS pages" (4 KiB).
+ *   arena    a heap's coalescing chunks for blocks above MEDIUM_MAX, in
  *            segments of their own (span_arena.c).
  *   segment  a SEGMENT_SIZE-aligned mapping whose first bytes hold its header
  *            and page descriptors, so any block finds its page by masking
@@ -84,15 +82,13 @@
 
 #define SMALL_PAGE_SHIFT 16  /* 64 KiB pages for blocks up to SMALL_MAX */
 #define MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages for blocks up to MEDIUM_MAX */
-#define LARGE_PAGE_SHIFT SEGMENT_SHIFT
 /* A huge segment holds one page; this shift makes every address in it map to
  * page 0. */
 #define HUGE_PAGE_SHIFT 63
 
-#define SMALL_MAX (8 * KiB)    /* >= 8 blocks per small page */
-#define MEDIUM_MAX (128 * KiB) /* >= 4 blocks per medium page */
-#define LARGE_MAX (512 * KiB)  /* >= 7 blocks per large page */
-#define ARENA_MIN (64 * KiB)   /* larger blocks, up to LARGE_MAX, come from the heap's arena */
+#define SMALL_MAX (8 * KiB)   /* >= 8 blocks per small page */
+#define MEDIUM_MAX (64 * KiB) /* >= 8 blocks per medium page; larger blocks: the arena */
+#define LARGE_MAX (512 * KiB) /* the arena's largest block; larger ones are huge */
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
 _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word");
 
@@ -101,9 +97,13 @@ _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word
 #define DIRECT_SLOTS (DIRECT_MAX / 8 + 1)
 
 /* Size classes: multiples of 16 up to 128, then 8 classes per doubling up to
- * LARGE_MAX, so above 128 bytes no class wastes more than 12.5% of the
+ * MEDIUM_MAX, so above 128 bytes no class wastes more than 12.5% of the
  * block. The smallest block has room for a free-list link and a cookie. */
-#define CLASS_COUNT 104
+#define CLASS_COUNT 80
+/* The statistics count blocks by the same ladder continued up to LARGE_MAX,
+ * arena blocks too, and huge blocks in one more slot (brisk.h's
+ * BRISK_STATS_CLASSES). */
+#define STATS_CLASS_COUNT 105
 #define ALIGNMENT_MIN 16
 
 /* Requests above this fail with ENOMEM before any arithmetic can overflow. */
@@ -112,10 +112,9 @@ _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word
 typedef enum segment_kind {
   SEGMENT_SMALL,
   SEGMENT_MEDIUM,
-  SEGMENT_LARGE,
   SEGMENT_HUGE,
   SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
-  SEGMENT_SPANS,  /* a heap's arena: chunks of blocks above ARENA_MIN (span_arena.c) */
+  SEGMENT_SPANS,  /* a heap's arena: chunks of blocks above MEDIUM_MAX (span_arena.c) */
   SEGMENT_KIND_COUNT
 } segment_kind;
 
@@ -187,17 +186,6 @@ typedef struct page_s {
    * They join `free` when it runs dry (page_collect). */
   block_t *local_free;
   uint32_t used;
-  /* Blocks from this offset past `area` on have not been handed out since
-   * the page's memory was last known to read zero (committed fresh): calloc
-   * need not clear them beyond the link and cookie that carving wrote.
-   * UINT32_MAX when the page came back resident, holding old data. Raised
-   * whenever local_free joins `free` (page.c), so that on a page whose frees
-   * all take the slow path, a block on `free` at or past it is one carving
-   * made and nobody has used. calloc asks only of large pages, which exist
-   * in the diagnostic modes alone, where no page is plain: on small and
-   * medium pages the fast free pushes onto `free`, and medium ones read it
-   * only to tell whether they were taken fresh (populate_block). */
-  uint32_t zero_from;
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
@@ -237,12 +225,13 @@ typedef struct page_s {
   /* A fourth line, touched only as a page comes and goes, makes a descriptor
    * 256 bytes, so the fast path finds it with one shift (page index << 8). */
   /* Bytes past `area` written since the page's memory was last purged or
-   * fresh: how far it may be resident. Carving raises it; a page that comes
-   * back free purges what lies past its last use's blocks (segment.c). */
+   * fresh: how far it may be resident. Carving raises it; a medium page
+   * taken by another class as its warm page purges what lies past its
+   * first block (segment.c). */
   _Alignas(64) uint32_t written_end;
-  /* That purge left the part past written_end purged on a page counted
-   * resident: it is committed again before the page is used. */
-  bool tail_purged;
+  /* Taken purged or never used (segment.c): a medium block carved on it is
+   * faulted in whole at once (populate_block, page.c). */
+  bool taken_fresh;
   uint8_t padding[59];
 } page_t;
 #define PAGE_DESCRIPTOR_SHIFT 8
@@ -285,15 +274,15 @@ typedef struct segment_list_s {
 /* Per-heap counts: written only by the heap's thread, read by anyone with
  * relaxed loads. The per-call ones move only in a diagnostic mode. */
 typedef struct heap_counters_s {
-  uint64_t mallocs[CLASS_COUNT + 1]; /* the last slot: huge blocks */
-  uint64_t frees[CLASS_COUNT + 1];
+  uint64_t mallocs[STATS_CLASS_COUNT]; /* the last slot: huge blocks */
+  uint64_t frees[STATS_CLASS_COUNT];
   uint64_t remote_frees;
   int64_t requested_bytes; /* malloc'd minus freed through this heap */
   uint64_t page_refills;
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
-/* A heap's arena for blocks above ARENA_MIN (span_arena.c): free chunks in
+/* A heap's arena for blocks above MEDIUM_MAX (span_arena.c): free chunks in
  * bins, sixteen per doubling, with a bit per non-empty bin. The owner and
  * the background purger change it under the lock; other threads only push
  * onto xremote. */
@@ -351,7 +340,7 @@ typedef struct heap_s {
    * paths and the background purger retires an idle heap's empty pages
    * (page_release_idle), both under pages_lock. The fast paths take no lock:
    * they pop only from the first page of a small class, which the purger
-   * leaves alone (medium and large blocks are taken under the lock), and
+   * leaves alone (medium blocks are taken under the lock), and
    * push only onto a page with a block in use, which it does not take. */
   brief_lock_t pages_lock;
   /* Bytes of the blocks carved on the heap's pages in use, for mallinfo:

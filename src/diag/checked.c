@@ -52,9 +52,14 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   segment_t *segment = segment_of(p);
   if (!segment_map_contains(segment))
     report(action, p, NULL, "brisk never returned this pointer (or its huge block is gone)");
-  page_t *page;
-  if (segment->kind == SEGMENT_HUGE) {
-    page = &segment->pages[0];
+  page_t *page = &segment->pages[0];
+  if (segment->kind == SEGMENT_SPANS) {
+    bool freed;
+    if (span_block_end(segment, p, &freed) == NULL)
+      report(freed ? "double free" : action, p, NULL,
+             freed ? "the block was already freed"
+                   : "no block of brisk's starts there (a pointer into a block, or a stray one)");
+  } else if (segment->kind == SEGMENT_HUGE) {
     if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE))
       report(action, p, NULL, "the huge block was already freed (double free)");
     if ((const uint8_t *)p < page->area)

@@ -41,11 +41,13 @@ typedef struct diag_trailer_s {
 #define DIAG_LIVE 0x4556494cu  /* "LIVE" */
 #define DIAG_FREED 0x45455246u /* "FREE" */
 
-/* The end of the block that holds p, found from the page's geometry so that
- * an interior pointer finds its block too; a huge block ends with its
- * mapping. */
+/* The end of the block that holds p: on a page, found from the page's
+ * geometry so that an interior pointer finds its block too; a huge block
+ * ends with its mapping, an arena block with its chunk (checked mode finds
+ * out first whether p starts one: a pointer that does not is reported). */
 static inline uint8_t *diag_block_end(segment_t *segment, page_t *page, const void *p) {
   if (segment->kind == SEGMENT_HUGE) return (uint8_t *)segment + segment->size;
+  if (segment->kind == SEGMENT_SPANS) return (uint8_t *)p + span_usable_size(segment, p);
   return page_block_start(page, p) + page->block_size;
 }
 static inline diag_trailer_t *diag_trailer_of(segment_t *segment, page_t *page, const void *p) {

@@ -21,8 +21,10 @@ void diag_track_sites(bool on) {
   track_sites = on;
 }
 
+/* The statistics' class of a block: its size class, the same ladder past
+ * MEDIUM_MAX for arena blocks, the last slot for huge ones. */
 static unsigned stats_class(size_t requested) {
-  return requested > LARGE_MAX ? CLASS_COUNT : size_class_of(requested);
+  return requested > LARGE_MAX ? STATS_CLASS_COUNT - 1 : size_class_of(requested);
 }
 
 void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
