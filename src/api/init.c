@@ -19,7 +19,7 @@ static platform_once_t init_once = PLATFORM_ONCE_INIT;
 static void fork_child(void) {
   background_after_fork();
   collect_after_fork();
-  span_after_fork(); /* before heaps_after_fork, which empties the heap's locks */
+  arena_after_fork(); /* before heaps_after_fork, which empties the heap's locks */
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();

@@ -43,7 +43,7 @@ static void purge_idle_heap(heap_t *heap, void *pending) {
   if (segment_purge_idle(heap, now) || released) *(bool *)pending = true;
   /* An exited thread's arena is tidied by the sweep of abandoned heaps,
    * which claims the heap first (collect_abandoned). */
-  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && span_purge_expired(heap, false))
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && arena_purge_expired(heap, false))
     *(bool *)pending = true;
 }
 

@@ -26,7 +26,7 @@ void collect_heap(heap_t *heap, bool force) {
   segment_purge_expired(heap, now, force);
   /* With the background purger running, the arena is its to purge: its
    * walk of the bins is too long for every refill's housekeeping. */
-  if (force || memory_purge_eagerly()) span_purge_expired(heap, force);
+  if (force || memory_purge_eagerly()) arena_purge_expired(heap, force);
   segment_cache_collect(now, force);
   huge_cache_collect(now, force);
   if (!force) collect_abandoned(false);
@@ -45,7 +45,7 @@ void collect_heap(heap_t *heap, bool force) {
 #define IDLE_HEAP_MS 500
 #endif
 
-/* The purger's half of the asymmetric fence (see alloc_locked): announced,
+/* The purger's half of the asymmetric fence (see medium_alloc): announced,
  * every running thread fenced, then the owner's mark read. An owner that
  * marked itself before the fence is seen busy, and the heap waits for the
  * next round; one that marks itself after it sees the purger and takes
@@ -136,7 +136,7 @@ void collect_abandoned(bool force) {
     if (!heap_claim(heap)) continue;                    /* a thread is freeing into it: next time */
     collect_pages(heap, true);
     segment_purge_expired(heap, now, force);
-    span_purge_expired(heap, force);
+    arena_purge_expired(heap, force);
     heap_unclaim(heap);
   }
   heaps_unlock();

@@ -303,7 +303,7 @@ extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
 #define TEST_HOOK(name, heap) ((void)0)
 #define TEST_COUNT(name) ((void)0)
 #endif
-/* The owner's half of the asymmetric fence (see alloc_locked), for a change
+/* The owner's half of the asymmetric fence (see medium_alloc), for a change
  * to the heap that the background purger may also make: true when the
  * thread is marked busy, so that the purger leaves the heap alone until
  * heap_unmark_busy; false when there is no fence or the purger is in. */
@@ -607,37 +607,40 @@ INTERNAL size_t report_block_size(const void *p);
 INTERNAL void misuse_detected(const char *what, const void *p, const char *detail)
     __attribute__((noreturn, cold));
 
-/* ---- span_arena.c: blocks above MEDIUM_MAX in a coalescing arena per heap ------- */
-/* zero: the block reads zero (calloc), cleared only where it must be. */
-INTERNAL void *span_malloc(heap_t *heap, size_t size, bool zero);
+/* ---- arena.c: blocks above MEDIUM_MAX in a coalescing arena per heap ------- */
+/* The arena range's entry, under the arena's lock (zero: the block reads
+ * zero, cleared only where it must be); NULL and ENOMEM when out of memory. */
+INTERNAL void *arena_alloc(heap_t *heap, size_t size, bool zero);
 /* A block aligned to alignment (> 16), of at most LARGE_MAX with its
  * alignment. */
-INTERNAL void *span_malloc_aligned(heap_t *heap, size_t size, size_t alignment);
-INTERNAL void span_free(segment_t *segment, void *p);
+INTERNAL void *arena_alloc_aligned(heap_t *heap, size_t size, size_t alignment);
+INTERNAL void arena_free(segment_t *segment, void *p);
 /* realloc of an arena block in place, by its owner: p, or NULL (move it). */
-INTERNAL void *span_realloc_in_place(segment_t *segment, void *p, size_t size);
-INTERNAL size_t span_usable_size(segment_t *segment, const void *p);
+INTERNAL void *arena_realloc_in_place(segment_t *segment, void *p, size_t size);
+INTERNAL size_t arena_usable_size(segment_t *segment, const void *p);
 /* For the diagnostic modes, whose trailer lies at a block's end: the end of
  * the live block that starts at p, or NULL when none does; *freed then says
  * whether a block freed already starts there (a double free). */
-INTERNAL uint8_t *span_block_end(segment_t *segment, const void *p, bool *freed);
+INTERNAL uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed);
 /* Calls visit for the block of every chunk in use in an arena segment (a
  * diagnostic walk: the caller holds the arena's lock, or the program is
  * ending). */
-INTERNAL void span_chunks_visit(segment_t *segment,
-                                void (*visit)(uint8_t *block, size_t size, void *arg), void *arg);
+INTERNAL void arena_chunks_visit(segment_t *segment,
+                                 void (*visit)(uint8_t *block, size_t size, void *arg), void *arg);
 /* The bytes of the arena's chunks in use, walked chunk by chunk, and as
  * counted for mallinfo (brisk_heap_check compares them). */
-INTERNAL void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
+INTERNAL void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
 /* The background purger's visit; returns whether something is left to purge. */
-INTERNAL bool span_purge_expired(heap_t *heap, bool force);
+INTERNAL bool arena_purge_expired(heap_t *heap, bool force);
 /* In a forked child: the forking thread's arena, set aside if the fork
  * caught the background purger (or a signal handler's fork caught the
  * thread itself) inside it. */
-INTERNAL void span_after_fork(void);
+INTERNAL void arena_after_fork(void);
 
 /* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
-INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
+/* The huge range's entry: a mapping of its own, or a cached one (zero: the
+ * block reads zero); NULL and ENOMEM when out of memory. */
+INTERNAL void *huge_alloc(size_t size, size_t alignment, bool zero);
 /* Frees the huge block p, which must be its segment's live block. */
 INTERNAL void huge_free(segment_t *segment, const void *p);
 INTERNAL void *huge_realloc(segment_t *segment, void *p, size_t size);
@@ -697,18 +700,37 @@ INTERNAL void background_wanted(void);
 INTERNAL void background_after_fork(void);
 INTERNAL bool background_running(void);
 
-/* ---- alloc.c: the allocation slow path --------------------------------------------------- */
-/* A block of size <= LARGE_MAX from heap's pages; NULL and ENOMEM when out of memory. */
-INTERNAL void *alloc_small(heap_t *heap, size_t size);
-/* alloc_small's second half, once the first page of size_class has nothing
- * free: refills the class and takes a block; NULL and ENOMEM when out of
+/* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
+/* The ranges of sizes, each served one way in every build and mode: a page
+ * of the size class (small, medium), a chunk of the heap's arena, or a
+ * mapping of its own (huge). */
+typedef enum size_range { RANGE_SMALL, RANGE_MEDIUM, RANGE_ARENA, RANGE_HUGE } size_range;
+/* The router: the one place that says which range serves a size. */
+static inline size_range size_range_of(size_t size) {
+  if (size <= SMALL_MAX) return RANGE_SMALL;
+  if (size <= MEDIUM_MAX) return RANGE_MEDIUM;
+  if (size <= LARGE_MAX) return RANGE_ARENA;
+  return RANGE_HUGE;
+}
+/* A block of size bytes from its range's entry (zero: it reads zero); NULL
+ * and ENOMEM when out of memory. */
+INTERNAL void *alloc_sized(heap_t *heap, size_t size, bool zero);
+/* The small range once the class's first page has nothing on `free`: its
+ * own frees, else a refill; NULL and ENOMEM when out of memory. */
+INTERNAL void *small_refill(heap_t *heap, unsigned size_class);
+/* The small range's entry: the class's first page, as the direct slots do
+ * for sizes up to DIRECT_MAX. */
+static inline void *small_alloc(heap_t *heap, unsigned size_class) {
+  page_t *page = heap->queues[size_class].first;
+  if (likely(page != NULL && page->free != NULL)) return page_pop(page);
+  return small_refill(heap, size_class);
+}
+/* The medium range's entry: the class's first page too, but with the
+ * background purger kept out (see alloc.c); NULL and ENOMEM when out of
  * memory. */
-INTERNAL void *alloc_refilled(heap_t *heap, unsigned size_class);
-/* A block of a medium class, taken under the heap's pages_lock
- * (see alloc.c); NULL and ENOMEM when out of memory. */
-INTERNAL void *alloc_locked(heap_t *heap, unsigned size_class);
-/* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN), from
- * pages when it fits there, else a huge block. */
+INTERNAL void *medium_alloc(heap_t *heap, unsigned size_class);
+/* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN),
+ * routed by its size with room for the alignment. */
 INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);
 
 #endif /* BRISK_CORE_H */

@@ -221,8 +221,8 @@ static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page
     huge_free(segment, p);
     return;
   }
-  if (segment->kind == SEGMENT_SPANS) {
-    span_free(segment, p);
+  if (segment->kind == SEGMENT_ARENA) {
+    arena_free(segment, p);
     return;
   }
   uint8_t flags = atomic_load_relaxed(&page->xflags);

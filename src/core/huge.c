@@ -225,7 +225,7 @@ static segment_t *reuse(size_t total) {
   return segment;
 }
 
-void *huge_malloc(size_t size, size_t alignment, bool zero) {
+void *huge_alloc(size_t size, size_t alignment, bool zero) {
   if (size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2) {
     errno = ENOMEM;
     return NULL;
@@ -344,7 +344,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   segment_map_set(segment, true);
   memory_note_large_in_use((ptrdiff_t)segment->huge_block - (ptrdiff_t)size);
   /* No address space to move into: copy as a last resort. */
-  void *copy = huge_malloc(size, 0, false);
+  void *copy = huge_alloc(size, 0, false);
   if (copy == NULL) return NULL;
   memcpy(copy, p, segment->huge_block);
   huge_free(segment, p);

@@ -10,7 +10,7 @@
  *            class (64 KiB small pages, 512 KiB medium). Not an OS page:
  *            those are "OS pages" (4 KiB).
  *   arena    a heap's coalescing chunks for blocks above MEDIUM_MAX, in
- *            segments of their own (span_arena.c).
+ *            segments of their own (arena.c).
  *   segment  a SEGMENT_SIZE-aligned mapping whose first bytes hold its header
  *            and page descriptors, so any block finds its page by masking
  *            its address. Owned by one heap.
@@ -114,7 +114,7 @@ typedef enum segment_kind {
   SEGMENT_MEDIUM,
   SEGMENT_HUGE,
   SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
-  SEGMENT_SPANS,  /* a heap's arena: chunks of blocks above MEDIUM_MAX (span_arena.c) */
+  SEGMENT_ARENA,  /* a heap's arena: chunks of blocks above MEDIUM_MAX (arena.c) */
   SEGMENT_KIND_COUNT
 } segment_kind;
 
@@ -282,21 +282,21 @@ typedef struct heap_counters_s {
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
-/* A heap's arena for blocks above MEDIUM_MAX (span_arena.c): free chunks in
+/* A heap's arena for blocks above MEDIUM_MAX (arena.c): free chunks in
  * bins, sixteen per doubling, with a bit per non-empty bin. The owner and
  * the background purger change it under the lock; other threads only push
  * onto xremote. */
-typedef struct span_arena_s {
+typedef struct arena_s {
   brief_lock_t lock;
   _Atomic(struct chunk_s *) xremote; /* chunks freed by other threads, for the owner */
 #define ARENA_BITMAP_WORDS 5
   uint64_t bitmap[ARENA_BITMAP_WORDS];
   struct chunk_s *bins[ARENA_BITMAP_WORDS * 64];
   size_t dirty_bytes;              /* about how much of the free chunks is not purged */
-  size_t in_use_bytes;             /* chunks in use, headers included (span_arena.c) */
+  size_t in_use_bytes;             /* chunks in use, headers included (arena.c) */
   _Atomic(size_t) xsegments;       /* read by the purger without the lock */
   struct segment_s *first_segment; /* linked through segment->next */
-} span_arena_t;
+} arena_t;
 
 /* Blocks a thread freed into one page of another thread's heap, chained
  * but not yet pushed onto the page's remote list (see free.c, "remote
@@ -350,7 +350,7 @@ typedef struct heap_s {
    * busy mark or a claim of the heap), read by anyone with relaxed loads. */
   size_t carved_bytes;
   /* The asymmetric fence that keeps the purger and the owner's lock-free
-   * take of a medium block apart (see alloc_locked): the owner sets
+   * take of a medium block apart (see medium_alloc): the owner sets
    * xowner_busy around it with plain stores, the purger sets xpurger_in and
    * fences every running thread before it reads xowner_busy. */
   _Atomic(uint8_t) xowner_busy;
@@ -372,7 +372,7 @@ typedef struct heap_s {
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
-  span_arena_t spans;
+  arena_t arena;
   /* This heap's thread's frees into other heaps' pages, batched: changed by
    * the thread with xowner_busy set, or under pages_lock by the thread or
    * the background purger (which sends an idle thread's batches on). */

@@ -53,9 +53,9 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   if (!segment_map_contains(segment))
     report(action, p, NULL, "brisk never returned this pointer (or its huge block is gone)");
   page_t *page = &segment->pages[0];
-  if (segment->kind == SEGMENT_SPANS) {
+  if (segment->kind == SEGMENT_ARENA) {
     bool freed;
-    if (span_block_end(segment, p, &freed) == NULL)
+    if (arena_block_end(segment, p, &freed) == NULL)
       report(freed ? "double free" : action, p, NULL,
              freed ? "the block was already freed"
                    : "no block of brisk's starts there (a pointer into a block, or a stray one)");

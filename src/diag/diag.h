@@ -47,7 +47,7 @@ typedef struct diag_trailer_s {
  * out first whether p starts one: a pointer that does not is reported). */
 static inline uint8_t *diag_block_end(segment_t *segment, page_t *page, const void *p) {
   if (segment->kind == SEGMENT_HUGE) return (uint8_t *)segment + segment->size;
-  if (segment->kind == SEGMENT_SPANS) return (uint8_t *)p + span_usable_size(segment, p);
+  if (segment->kind == SEGMENT_ARENA) return (uint8_t *)p + arena_usable_size(segment, p);
   return page_block_start(page, p) + page->block_size;
 }
 static inline diag_trailer_t *diag_trailer_of(segment_t *segment, page_t *page, const void *p) {

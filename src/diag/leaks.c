@@ -53,8 +53,8 @@ static void note_arena_block(uint8_t *block, size_t size, void *walk) {
 
 static void visit_segment(segment_t *segment, void *arg) {
   leak_walk *walk = arg;
-  if (segment->kind == SEGMENT_SPANS) {
-    span_chunks_visit(segment, note_arena_block, walk);
+  if (segment->kind == SEGMENT_ARENA) {
+    arena_chunks_visit(segment, note_arena_block, walk);
     return;
   }
   if (segment->kind == SEGMENT_HUGE) {

@@ -110,7 +110,7 @@ void brisk_stats_print(int fd, int json) {
 /* ---- mallinfo's figures --------------------------------------------------------
  * In use is the sum of two counts each heap keeps on its slow paths: the
  * bytes of the blocks carved on its pages in use (core/page.c, "counting
- * carved bytes") and of the chunks in use in its arena (core/span_arena.c).
+ * carved bytes") and of the chunks in use in its arena (core/arena.c).
  * The fast paths count nothing, so
  * - a block free on a page still in use counts as in use: those are the
  *   thread's cache, which glibc counts as in use too (tcache), and for a
@@ -128,7 +128,7 @@ void brisk_stats_print(int fd, int json) {
  * created meanwhile may be missed (its thread's first blocks). */
 void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena) {
   *pages = counter_get(heap->carved_bytes);
-  *arena = counter_get(heap->spans.in_use_bytes);
+  *arena = counter_get(heap->arena.in_use_bytes);
 }
 
 static void add_usage(heap_t *heap, void *arg) {

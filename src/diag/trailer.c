@@ -37,7 +37,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   if (alignment > ALIGNMENT_MIN)
     user = alloc_aligned(heap, need, alignment);
   else
-    user = need <= LARGE_MAX ? alloc_small(heap, need) : huge_malloc(need, 0, false);
+    user = alloc_sized(heap, need, false);
   if (user == NULL) {
     errno = ENOMEM;
     return NULL;
