@@ -161,13 +161,13 @@ static inline __attribute__((always_inline)) page_t *refill_locked(heap_t *heap,
                                                                    unsigned size_class) {
   /* Blocks this thread freed into other heaps go home before it takes more
    * memory: their owners may be about to need them. */
-  if (heap->remote_batches_open != 0) free_remote_batches_flush(heap);
+  if (heap->remote_batches_open != 0) remote_post_flush(heap);
   heap->counters.page_refills++;
   event_note(EVENT_REFILL);
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
-  if (free_delayed_drain(heap)) { /* full pages that were freed into came back */
+  if (remote_collect(heap)) { /* full pages that were freed into came back */
     page = page_queue_find_free(heap, size_class, carve_first);
     if (page != NULL) return page;
   }

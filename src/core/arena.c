@@ -516,7 +516,7 @@ void arena_after_fork(void) {
 }
 
 void arena_chunks_visit(segment_t *segment, void (*visit)(uint8_t *block, size_t size, void *arg),
-                       void *arg) {
+                        void *arg) {
   chunk_t *end = chunk_at(segment, ARENA_AREA_END);
   for (chunk_t *chunk = chunk_at(segment, ARENA_AREA_START); chunk < end;) {
     uint64_t head = head_of(chunk);
@@ -565,8 +565,7 @@ uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed) {
  * min_age_ms (all of them when force), but one: a heap that empties its
  * arena and fills it again (a thread per task, a pool between bursts) would
  * otherwise map and unmap a segment each time. */
-static void arena_release_empty(arena_t *arena, uint64_t now, uint64_t min_age_ms,
-                                bool force) {
+static void arena_release_empty(arena_t *arena, uint64_t now, uint64_t min_age_ms, bool force) {
   const size_t whole = ARENA_AREA_END - ARENA_AREA_START;
   unsigned bin = bin_of(whole);
   chunk_t *chunk = arena->bins[bin];

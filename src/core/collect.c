@@ -12,8 +12,8 @@ static long housekeeping_interval_ms(void) {
 
 /* Takes in a heap's remote and delayed frees and retires its empty pages. */
 static void collect_pages(heap_t *heap, bool force) {
-  free_remote_batches_flush(heap); /* its thread's frees into other heaps */
-  free_delayed_drain(heap);
+  remote_post_flush(heap); /* its thread's frees into other heaps */
+  remote_collect(heap);
   page_collect_heap(heap, force);
 }
 
@@ -73,8 +73,8 @@ bool collect_idle_pages(heap_t *heap, uint64_t now) {
   uint64_t idle_ms = delay > IDLE_HEAP_MS ? (uint64_t)delay : IDLE_HEAP_MS;
   if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE &&
       now >= heap->next_housekeeping_ms + idle_ms && owner_kept_out(heap)) {
-    free_remote_batches_flush(heap);
-    free_delayed_release(heap);
+    remote_post_flush(heap);
+    remote_collect_idle(heap);
     released = page_release_idle(heap);
     owner_let_in(heap);
   }
@@ -152,7 +152,7 @@ static void send_batches_of(heap_t *heap, void *arg) {
       !brief_lock_try(&heap->pages_lock))
     return;
   if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && owner_kept_out(heap)) {
-    free_remote_batches_flush(heap);
+    remote_post_flush(heap);
     owner_let_in(heap);
   }
   brief_lock_release(&heap->pages_lock);

@@ -322,14 +322,6 @@ static inline bool heap_mark_busy(heap_t *heap) {
 static inline void heap_unmark_busy(heap_t *heap) {
   atomic_store_release(&heap->xowner_busy, 0);
 }
-/* Whether remote frees are batched (see free.c): only while the background
- * purger runs with the fence, which sends an idle thread's batches on.
- * Until then, a thread's REMOTE_FREES_WANT_PURGER'th remote free asks for
- * the purger (background_wanted), however little the program has
- * committed. */
-enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
-#define REMOTE_FREES_WANT_PURGER 2048
-INTERNAL extern _Atomic(uint8_t) xremote_batching;
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);
 }
@@ -498,6 +490,10 @@ INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool ma
  * that has a free block (see page.c), or NULL. */
 INTERNAL page_t *page_borrow_larger(heap_t *heap, unsigned size_class);
 INTERNAL void page_unpark(heap_t *heap, page_t *page);
+/* The owner's free of a block whose page needs care (see page_is_plain),
+ * under the heap's pages_lock or with the heap claimed: unparks the page,
+ * puts the block on local_free, retires the page if that was its last block. */
+INTERNAL void page_free_locked(heap_t *heap, page_t *page, block_t *block);
 /* Whether the heap keeps a warm page for the class (see page.c). */
 static inline bool heap_class_has_warm(const heap_t *heap, unsigned size_class) {
   return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
@@ -648,6 +644,89 @@ INTERNAL size_t huge_usable_size(const segment_t *segment, const void *p);
 INTERNAL void huge_cache_collect(uint64_t now, bool force);
 INTERNAL void huge_cache_after_fork(void);
 
+/* ---- remote.c: remote frees, posted by the freeing thread, collected by the owner ---- */
+/* Whether remote frees are batched (see remote.c): only while the
+ * background purger runs with the fence, which sends an idle thread's
+ * batches on. Until then, a thread's REMOTE_FREES_WANT_PURGER'th remote
+ * free asks for the purger (background_wanted), however little the program
+ * has committed. */
+enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
+#define REMOTE_FREES_WANT_PURGER 2048
+INTERNAL extern _Atomic(uint8_t) xremote_batching;
+/* Blocks head..tail for a parked page of owner: onto its delayed list. */
+static inline void remote_delayed_push(heap_t *owner, block_t *head, block_t *tail) {
+  block_t *seen = atomic_load_relaxed(&owner->xdelayed);
+  do {
+    tail->next = seen;
+  } while (!atomic_cas_weak_release(&owner->xdelayed, &seen, head));
+}
+/* Blocks head..tail, count of them, of another thread's heap: onto their
+ * page's remote list, the list's count raised by count; to the owner's
+ * delayed list instead when the page is parked (XFREE_NOTIFY). */
+static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block_t *tail,
+                               uint32_t count) {
+  uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
+  for (;;) {
+    if (unlikely(seen & XFREE_NOTIFY)) {
+      if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
+        remote_delayed_push(owner, head, tail);
+        return;
+      }
+      continue;
+    }
+    tail->next = XFREE_BLOCK(seen);
+    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
+    if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
+  }
+}
+/* A free into an exited thread's heap: claimed, the blocks go home at once;
+ * false when the heap is in use or claimed by another thread. */
+INTERNAL bool remote_post_abandoned(heap_t *owner, page_t *page, block_t *head, block_t *tail);
+/* A batch's rare turns, out of line: pushing it, opening one in its slot. */
+INTERNAL void remote_batch_push(heap_t *heap, remote_batch_t *batch);
+INTERNAL void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page, block_t *block);
+/* Counts a remote free made before the purger runs (see xremote_batching). */
+INTERNAL void remote_frees_count(heap_t *heap);
+/* The slot of page's batch: pages lie 256 bytes apart in a segment header,
+ * segments 4 MiB apart. */
+static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) {
+  uintptr_t key = (uintptr_t)page;
+  key = (key >> PAGE_DESCRIPTOR_SHIFT) ^ (key >> SEGMENT_SHIFT);
+  return &heap->remote_batches[key % REMOTE_BATCHES];
+}
+/* The freeing side: block (validated, cookie written) of page, in a live
+ * thread's heap owner, from heap's thread: into a batch while batching and
+ * the thread is marked busy, else onto the page's remote list. Inline, so
+ * that free_slow needs no stack frame. */
+static inline void remote_post(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
+  uint8_t batching = atomic_load_relaxed(&xremote_batching);
+  if (likely(batching == REMOTE_FREES_BATCHED) && page->block_size <= REMOTE_BATCH_BLOCK_MAX &&
+      likely(heap_mark_busy(heap))) {
+    remote_batch_t *batch = remote_batch_of(heap, page);
+    if (unlikely(batch->page != page)) {
+      remote_batch_open(heap, batch, page, block);
+    } else {
+      block->next = batch->head;
+      batch->head = block;
+      if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_push(heap, batch);
+    }
+    heap_unmark_busy(heap);
+    return;
+  }
+  if (unlikely(batching == REMOTE_FREES_UNSEEN)) remote_frees_count(heap);
+  remote_push(owner, page, block, block, 1);
+}
+/* Sends every batch the heap's thread has open: by the thread on its
+ * refills, or under pages_lock (its housekeeping and exit, or the purger
+ * and brisk_collect() with the thread kept out). */
+INTERNAL void remote_post_flush(heap_t *heap);
+/* The owner's side: takes in the blocks other threads freed into its parked
+ * pages (its delayed list); true when some came home. */
+INTERNAL bool remote_collect(heap_t *heap);
+/* The same by the background purger for an idle owner, under pages_lock:
+ * blocks of pages no longer parked move to those pages' remote lists. */
+INTERNAL void remote_collect_idle(heap_t *heap);
+
 /* ---- free.c: the free path ------------------------------------------------------------- */
 /* The mark an aligned block carries in its first word when its pointer lies
  * inside it (alloc.c), so that a free can tell that pointer from others. */
@@ -660,15 +739,6 @@ INTERNAL void free_invalid(page_t *page, const void *p) __attribute__((noreturn,
 /* Every free that the fast path (api/fast_path.h) does not settle; heap is
  * the calling thread's. */
 INTERNAL void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p);
-/* The owner takes in the blocks other threads freed into its parked pages. */
-INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
-/* The background purger's part, under pages_lock: blocks of pages no longer
- * parked move to those pages' remote lists (see free.c). */
-INTERNAL void free_delayed_release(heap_t *heap);
-/* Pushes every batch of remote frees the heap's thread has open: by the
- * thread on its refills, or under pages_lock (its housekeeping and exit,
- * or the purger and brisk_collect() with the thread kept out). */
-INTERNAL void free_remote_batches_flush(heap_t *heap);
 
 /* ---- collect.c: giving memory back ------------------------------------------------------ */
 /* Collect the heap's frees, retire its empty pages, purge what has waited

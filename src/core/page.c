@@ -427,6 +427,14 @@ void page_unpark(heap_t *heap, page_t *page) {
   QUEUE_VERIFY(heap, &heap->full);
 }
 
+void page_free_locked(heap_t *heap, page_t *page, block_t *block) {
+  if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
+  block->next = page->local_free;
+  page->local_free = block;
+  brisk_assert(page->used > 0);
+  if (--page->used == 0) page_retire_locked(heap, page);
+}
+
 /* Every caller has taken in the page's remote frees, so all the blocks it
  * carved are on its two lists, and stay there while it is resident: a small
  * page keeps them for its class (blocks_kept). */
@@ -504,11 +512,13 @@ void page_collect_heap(heap_t *heap, bool force) {
  * pages itself, under the heap's pages_lock, which every owner path that
  * changes a queue holds as well. It needs nothing else from the owner: the
  * owner's fast paths pop only from the first page of a small class, which
- * the purger leaves alone (medium blocks are taken under the lock), and push only onto a page the
- * owner has a block of, and a page whose blocks have all come back has none. Such a page is one
- * whose `used`, read with acquire order (page_used_drop), counts only its remote frees and its pin
- * (free_delayed_release first moves blocks on the heap's delayed list onto their pages' remote
- * lists where it can). A parked page is left to its owner. */
+ * the purger leaves alone (medium blocks are taken under the lock), and
+ * push only onto a page the owner has a block of, and a page whose blocks
+ * have all come back has none. Such a page is one whose `used`, read with
+ * acquire order (page_used_drop), counts only its remote frees and its pin
+ * (remote_collect_idle first moves blocks on the heap's delayed list onto
+ * their pages' remote lists where it can). A parked page is left to its
+ * owner. */
 static bool page_all_back(const page_t *page) {
   uintptr_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
