@@ -40,7 +40,7 @@ static void process_init_once(void) {
   report_init();
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
-  background_init();
+  fence_init(); /* while the process most often has one thread */
   platform_atfork(NULL, NULL, fork_child);
   init_done = true;
 }

@@ -86,38 +86,16 @@ static void *small_refill_slow(heap_t *heap, unsigned size_class) {
  * retire those pages too once their blocks have all come back
  * (page_release_idle): an idle thread's first pages of those classes are
  * 512 KiB each, and they held most of what a pool kept resident while it
- * waited. Small classes keep their lock-free first page.
- *
- * pages_lock keeps it out everywhere; where the OS has an asymmetric fence
- * (xfence_ready), the owner only marks itself busy, with plain stores, and
- * the purger announces itself and makes every running thread pass a
- * barrier before it reads the mark (owner_kept_out in collect.c): either
- * it sees the mark and leaves the heap for its next round, or the owner
- * sees it and takes the lock. The lock's exchange waits for every store
- * the thread made before it to reach the cache: 4000 short-lived threads
- * that write each block they get ran 7-8% faster without it (BENCHMARKS.md).
- * The purger is the only other thread that takes a live heap's pages_lock,
- * so the mark stands in for the lock over the whole refill. */
-static inline bool owner_keeps_purger_out(heap_t *heap) {
-  if (likely(heap_mark_busy(heap))) return true;
-  brief_lock_acquire(&heap->pages_lock);
-  return false;
-}
-
-static inline void owner_lets_purger_in(heap_t *heap, bool marked) {
-  if (marked)
-    heap_unmark_busy(heap);
-  else
-    brief_lock_release(&heap->pages_lock);
-}
-
+ * waited. Small classes keep their lock-free first page. Out of the
+ * purger's way by the fence (fence.c): plain stores, where pages_lock's
+ * exchange would wait for every earlier store of the thread. */
 void *medium_alloc(heap_t *heap, unsigned size_class) {
-  bool marked = owner_keeps_purger_out(heap);
+  bool marked = fence_owner_lock(heap);
   page_t *page = heap->queues[size_class].first;
   if (unlikely(page == NULL || page->free == NULL))
     return medium_refill(heap, size_class, page, marked);
   void *block = page_pop(page);
-  owner_lets_purger_in(heap, marked);
+  fence_owner_unlock(heap, marked);
   start_purger_if_due(heap);
   return block;
 }
@@ -127,7 +105,7 @@ void *medium_alloc(heap_t *heap, unsigned size_class) {
 static void *medium_refill(heap_t *heap, unsigned size_class, page_t *page, bool marked) {
   if (page == NULL || !page_collect(page)) page = refill_locked(heap, size_class);
   void *block = page != NULL ? page_pop(page) : NULL;
-  owner_lets_purger_in(heap, marked);
+  fence_owner_unlock(heap, marked);
   if (block == NULL) {
     errno = ENOMEM;
     return NULL;

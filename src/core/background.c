@@ -66,28 +66,10 @@ static bool background_round(void) {
   return pending || purges != purges_before || unmaps != unmaps_before;
 }
 
-/* Registered for the fence at start-up, while the process most often has
- * one thread: with others running, registering waits for the kernel to sync
- * every CPU that runs one (an RCU grace period). Done on the allocating
- * thread that started the purger, that wait made two threads building
- * small objects 12% slower, peaking at 5.7 MB against 2.5; done on the
- * purger's own thread, it held up its first round, and a program filling
- * 256 MB at two threads peaked 0.9 MB higher. Owners take the lock until
- * the purger runs. */
-static _Atomic(bool) xfence_registered;
-
-void background_init(void) {
-#ifndef BRISK_TSAN
-  atomic_store_relaxed(&xfence_registered, platform_fence_all_ready());
-#endif
-}
-
 static void background_body(void) {
   in_diag_set(true); /* its own allocations, if any, are never the program's */
-  if (atomic_load_relaxed(&xfence_registered)) {
-    atomic_store_relaxed(&xfence_ready, true);
-    atomic_store_relaxed(&xremote_batching, REMOTE_FREES_BATCHED);
-  }
+  /* Batches need the purger to send an idle thread's on, and the fence. */
+  if (fence_start()) atomic_store_relaxed(&xremote_batching, REMOTE_FREES_BATCHED);
   unsigned pause = ROUND_MIN_MS;
   for (;;) {
     platform_sleep_ms(pause);

@@ -45,38 +45,17 @@ void collect_heap(heap_t *heap, bool force) {
 #define IDLE_HEAP_MS 500
 #endif
 
-/* The purger's half of the asymmetric fence (see medium_alloc): announced,
- * every running thread fenced, then the owner's mark read. An owner that
- * marked itself before the fence is seen busy, and the heap waits for the
- * next round; one that marks itself after it sees the purger and takes
- * pages_lock, which the purger holds. */
-static bool owner_kept_out(heap_t *heap) {
-  if (!atomic_load_relaxed(&xfence_ready)) return true; /* owners take the lock */
-  atomic_store_relaxed(&heap->xpurger_in, 1);
-  if (platform_fence_all() && !atomic_load_acquire(&heap->xowner_busy)) {
-    TEST_HOOK(purger_in, heap);
-    return true;
-  }
-  atomic_store_release(&heap->xpurger_in, 0);
-  TEST_COUNT(purger_found_busy);
-  return false;
-}
-
-static void owner_let_in(heap_t *heap) {
-  atomic_store_release(&heap->xpurger_in, 0);
-}
-
 bool collect_idle_pages(heap_t *heap, uint64_t now) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay < 0 || !brief_lock_try(&heap->pages_lock)) return false;
   size_t released = 0;
   uint64_t idle_ms = delay > IDLE_HEAP_MS ? (uint64_t)delay : IDLE_HEAP_MS;
   if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE &&
-      now >= heap->next_housekeeping_ms + idle_ms && owner_kept_out(heap)) {
+      now >= heap->next_housekeeping_ms + idle_ms && fence_purger_enter(heap)) {
     remote_post_flush(heap);
     remote_collect_idle(heap);
     released = page_release_idle(heap);
-    owner_let_in(heap);
+    fence_purger_leave(heap);
   }
   brief_lock_release(&heap->pages_lock);
   return released != 0;
@@ -151,9 +130,9 @@ static void send_batches_of(heap_t *heap, void *arg) {
       __atomic_load_n(&heap->remote_batches_open, __ATOMIC_RELAXED) == 0 ||
       !brief_lock_try(&heap->pages_lock))
     return;
-  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && owner_kept_out(heap)) {
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && fence_purger_enter(heap)) {
     remote_post_flush(heap);
-    owner_let_in(heap);
+    fence_purger_leave(heap);
   }
   brief_lock_release(&heap->pages_lock);
 }

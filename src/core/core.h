@@ -27,6 +27,7 @@
 #define atomic_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
 #define atomic_exchange_acquire(p, v) atomic_exchange_explicit((p), (v), memory_order_acquire)
 #define atomic_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define atomic_add_release(p, v) atomic_fetch_add_explicit((p), (v), memory_order_release)
 #define atomic_cas_weak_release(p, expected, desired)                                              \
   atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_release,          \
                                         memory_order_relaxed)
@@ -275,53 +276,6 @@ INTERNAL void memory_info(brisk_memory_info *info);
 /* Whether free memory is purged as soon as a small bound is passed (true
  * until the background purger runs, which purges after the delay). */
 INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
-/* Whether the background purger keeps owners out with the asymmetric fence
- * (heap_t's xowner_busy): set by the purger as it starts, where the process
- * registered for the fence at start-up (background_init); owners then take
- * medium blocks without pages_lock. Never in a ThreadSanitizer build, which
- * cannot see the fence, nor on Windows. */
-INTERNAL extern _Atomic(bool) xfence_ready;
-/* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
- * each side of the fence where the other must find it, and counts what each
- * found (tests/fence_protocol.c); other builds compile them away. */
-#ifdef BRISK_EAGER_PURGER
-typedef struct test_hooks_s {
-  _Atomic(void (*)(const void *heap)) owner_marked; /* the owner, marked busy */
-  _Atomic(void (*)(const void *heap)) purger_in;    /* the purger, owner kept out */
-  _Atomic(unsigned) purger_found_busy;              /* visits left to a busy owner */
-  _Atomic(unsigned) owner_found_purger;             /* takes that found the purger in */
-} test_hooks_t;
-extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
-#define TEST_HOOK(name, heap)                                                                      \
-  do {                                                                                             \
-    void (*hook_)(const void *) =                                                                  \
-        atomic_load_explicit(&brisk_test_hooks.name, memory_order_acquire);                        \
-    if (hook_ != NULL) hook_(heap);                                                                \
-  } while (0)
-#define TEST_COUNT(name) atomic_fetch_add_explicit(&brisk_test_hooks.name, 1, memory_order_release)
-#else
-#define TEST_HOOK(name, heap) ((void)0)
-#define TEST_COUNT(name) ((void)0)
-#endif
-/* The owner's half of the asymmetric fence (see medium_alloc), for a change
- * to the heap that the background purger may also make: true when the
- * thread is marked busy, so that the purger leaves the heap alone until
- * heap_unmark_busy; false when there is no fence or the purger is in. */
-static inline bool heap_mark_busy(heap_t *heap) {
-  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
-  atomic_store_relaxed(&heap->xowner_busy, 1);
-  atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
-  if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
-    TEST_HOOK(owner_marked, heap);
-    return true;
-  }
-  atomic_store_release(&heap->xowner_busy, 0);
-  TEST_COUNT(owner_found_purger);
-  return false;
-}
-static inline void heap_unmark_busy(heap_t *heap) {
-  atomic_store_release(&heap->xowner_busy, 0);
-}
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);
 }
@@ -578,6 +532,74 @@ INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 
+/* ---- fence.c: the fence between a heap's owner and the background purger ---------- */
+/* Whether the background purger keeps owners out with the asymmetric fence
+ * (see fence.c): set as the purger starts, where the process registered for
+ * the fence at start-up. */
+INTERNAL extern _Atomic(bool) xfence_ready;
+/* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
+ * each side of the fence where the other must find it, and counts what each
+ * found (tests/fence_protocol.c); other builds compile them away. */
+#ifdef BRISK_EAGER_PURGER
+typedef struct test_hooks_s {
+  _Atomic(void (*)(const void *heap)) owner_marked; /* the owner, marked busy */
+  _Atomic(void (*)(const void *heap)) purger_in;    /* the purger, owner kept out */
+  _Atomic(unsigned) purger_found_busy;              /* visits left to a busy owner */
+  _Atomic(unsigned) owner_found_purger;             /* takes that found the purger in */
+} test_hooks_t;
+extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
+#define TEST_HOOK(name, heap)                                                                      \
+  do {                                                                                             \
+    void (*hook_)(const void *) = atomic_load_acquire(&brisk_test_hooks.name);                     \
+    if (hook_ != NULL) hook_(heap);                                                                \
+  } while (0)
+#define TEST_COUNT(name) atomic_add_release(&brisk_test_hooks.name, 1)
+#else
+#define TEST_HOOK(name, heap) ((void)0)
+#define TEST_COUNT(name) ((void)0)
+#endif
+/* At start-up: registers the process for the fence, where the OS has one. */
+INTERNAL void fence_init(void);
+/* The purger's thread starts: the fence is on if the process registered. */
+INTERNAL bool fence_start(void);
+/* The owner's side, for a change to its heap that the purger may also make:
+ * true when the owner is marked busy, so that the purger leaves the heap
+ * alone until fence_owner_leave; false when there is no fence or the purger
+ * is in. */
+static inline bool fence_owner_enter(heap_t *heap) {
+  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
+  atomic_store_relaxed(&heap->xowner_busy, 1);
+  atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
+  if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
+    TEST_HOOK(owner_marked, heap);
+    return true;
+  }
+  atomic_store_release(&heap->xowner_busy, 0);
+  TEST_COUNT(owner_found_purger);
+  return false;
+}
+static inline void fence_owner_leave(heap_t *heap) {
+  atomic_store_release(&heap->xowner_busy, 0);
+}
+/* The owner keeps the purger out for certain: marked busy, else under
+ * pages_lock; returns which, for fence_owner_unlock. */
+static inline bool fence_owner_lock(heap_t *heap) {
+  if (likely(fence_owner_enter(heap))) return true;
+  brief_lock_acquire(&heap->pages_lock);
+  return false;
+}
+static inline void fence_owner_unlock(heap_t *heap, bool marked) {
+  if (marked)
+    fence_owner_leave(heap);
+  else
+    brief_lock_release(&heap->pages_lock);
+}
+/* The purger's side, holding the heap's pages_lock: true when the owner is
+ * kept out (or there is no fence: owners take the lock), until
+ * fence_purger_leave; false when the owner is busy (try next round). */
+INTERNAL bool fence_purger_enter(heap_t *heap);
+INTERNAL void fence_purger_leave(heap_t *heap);
+
 /* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
 #define SITE_FRAMES 16
 /* Finds brisk's own code, so stack traces start at the caller. */
@@ -701,7 +723,7 @@ static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) 
 static inline void remote_post(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
   uint8_t batching = atomic_load_relaxed(&xremote_batching);
   if (likely(batching == REMOTE_FREES_BATCHED) && page->block_size <= REMOTE_BATCH_BLOCK_MAX &&
-      likely(heap_mark_busy(heap))) {
+      likely(fence_owner_enter(heap))) {
     remote_batch_t *batch = remote_batch_of(heap, page);
     if (unlikely(batch->page != page)) {
       remote_batch_open(heap, batch, page, block);
@@ -710,7 +732,7 @@ static inline void remote_post(heap_t *heap, heap_t *owner, page_t *page, block_
       batch->head = block;
       if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_push(heap, batch);
     }
-    heap_unmark_busy(heap);
+    fence_owner_leave(heap);
     return;
   }
   if (unlikely(batching == REMOTE_FREES_UNSEEN)) remote_frees_count(heap);
@@ -761,8 +783,6 @@ INTERNAL void collect_round_end(void);
 INTERNAL void collect_after_fork(void);
 
 /* ---- background.c: the background purger --------------------------------------------------- */
-/* At start-up: what the purger will need from the OS (the fence). */
-INTERNAL void background_init(void);
 /* Starts the purger if the process has enough mapped to want one (and the
  * setting allows); cheap once it has run once. */
 INTERNAL void background_wanted(void);

@@ -349,10 +349,8 @@ typedef struct heap_s {
    * carved bytes"). Changed with the queues (under pages_lock, the owner's
    * busy mark or a claim of the heap), read by anyone with relaxed loads. */
   size_t carved_bytes;
-  /* The asymmetric fence that keeps the purger and the owner's lock-free
-   * take of a medium block apart (see medium_alloc): the owner sets
-   * xowner_busy around it with plain stores, the purger sets xpurger_in and
-   * fences every running thread before it reads xowner_busy. */
+  /* The fence between the owner and the background purger (fence.c): the
+   * owner's busy mark, and the purger's mark that it is in. */
   _Atomic(uint8_t) xowner_busy;
   _Atomic(uint8_t) xpurger_in;
   /* The heap's segments and their free pages: the owner changes them on
