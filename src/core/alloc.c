@@ -157,9 +157,11 @@ static inline __attribute__((always_inline)) page_t *refill_locked(heap_t *heap,
   return fresh_page(heap, size_class);
 }
 
-/* Housekeeping rides on refills: every 16th, at most every half purge delay. */
+/* Housekeeping rides on refills: every HOUSEKEEPING_REFILLS'th, at most
+ * every half purge delay. */
 static void maybe_housekeeping(heap_t *heap) {
-  if ((++heap->slow_calls & 15) == 0 && platform_clock_ms() >= heap->next_housekeeping_ms)
+  if (++heap->slow_calls % HOUSEKEEPING_REFILLS == 0 &&
+      platform_clock_ms() >= heap->next_housekeeping_ms)
     collect_heap(heap, false);
 }
 

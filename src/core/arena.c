@@ -26,13 +26,6 @@
  * Set with a compare-and-swap, so a second free from any thread sees it. It
  * shares bit 3 with PURGED, which only free chunks carry. */
 #define CHUNK_REMOTE ((uint64_t)8)
-/* A free chunk's inside goes back to the OS once it has been free this long:
- * long enough for a pool's next burst to find it resident. */
-#define ARENA_PURGE_MS 100
-/* Without the background purger, which purges after the delay whether the
- * program calls the allocator or not, an arena purges all its free chunks
- * once about this much of them may be resident, as a heap does its pages. */
-#define ARENA_DIRTY_MAX (4 * MiB)
 #define CHUNK_SIZE(head) ((head) & ~(uint64_t)15)
 /* calloc clears blocks up to this size whole, even where they lie in a
  * purged chunk: a program that reads a fresh block before it writes it maps

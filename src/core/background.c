@@ -5,37 +5,20 @@
  * blocks). Without it, memory freed just before every thread goes quiet
  * stays resident until some thread takes a slow path again.
  *
- * It starts once a second thread has allocated and the process has
- * committed 16 MiB: below that there is little to give back, and the thread
- * costs some 100-200 KiB of resident memory of its own (its stack, and the C
- * library code it runs). Or sooner, once a thread takes up the heap of one
- * that exited: a program that starts threads as it goes has its exiting
- * threads leave their pages for the next ones (collect_thread_exit), and
- * only the purger gives back what no thread comes for while the program is
- * quiet; without it, too, the limits below would purge what such threads
- * free (4000 threads started eight at a time: 0.69 s without it, 0.36 s
- * with it). A single-threaded program never gets it: it would make the
+ * When it starts and how often it runs is the policy table's (PURGER_*,
+ * core.h). A single-threaded program never gets it: it would make the
  * program multithreaded, which changes what the C library does for it (a
- * fork from a signal handler is only safe single-threaded); there, and
- * with BRISK_BACKGROUND=0, free memory is instead purged as soon as a heap
- * holds 4 MiB of it or the segment cache holds two segments, as in a forked
- * child. It runs at the lowest priority with every signal blocked, and each
- * round does what housekeeping does for the parts no thread is tending: the
- * caches, the heaps of exited threads, and the free pages of heaps whose
- * threads are busy elsewhere (it tries their lock and skips them when
- * taken). Rounds come every 50 ms while there is something to purge and back
- * off to one a second when there is not. BRISK_BACKGROUND=0 turns it off. */
+ * fork from a signal handler is only safe single-threaded); there, and with
+ * BRISK_BACKGROUND=0, free memory is purged eagerly instead (HEAP_DIRTY_MAX,
+ * SEGMENT_CACHE_RESIDENT_MAX), as in a forked child. It runs at the lowest
+ * priority with every signal blocked, and each round does what
+ * housekeeping does for the parts no thread is tending: the caches, the
+ * heaps of exited threads, and the free pages of heaps whose threads are
+ * busy elsewhere (it tries their lock and skips them when taken). */
 #include "core.h"
 
 enum { IDLE, RUNNING, OFF };
 static _Atomic(int) xstate;
-
-#ifdef BRISK_EAGER_PURGER
-#define ROUND_MIN_MS 1
-#else
-#define ROUND_MIN_MS 50
-#endif
-#define ROUND_MAX_MS 1000
 
 static void purge_idle_heap(heap_t *heap, void *pending) {
   uint64_t now = platform_clock_ms();
@@ -70,33 +53,26 @@ static void background_body(void) {
   in_diag_set(true); /* its own allocations, if any, are never the program's */
   /* Batches need the purger to send an idle thread's on, and the fence. */
   if (fence_start()) atomic_store_relaxed(&xremote_batching, REMOTE_FREES_BATCHED);
-  unsigned pause = ROUND_MIN_MS;
+  unsigned pause = PURGER_ROUND_MIN_MS;
   for (;;) {
     platform_sleep_ms(pause);
     if (atomic_load_relaxed(&xstate) != RUNNING) return;
     bool busy = background_round();
     long delay = option_get(OPTION_PURGE_DELAY);
-    unsigned busy_pause = delay > ROUND_MIN_MS ? (unsigned)delay : ROUND_MIN_MS;
-    pause = busy ? busy_pause : pause * 2 > ROUND_MAX_MS ? ROUND_MAX_MS : pause * 2;
+    unsigned busy_pause = delay > PURGER_ROUND_MIN_MS ? (unsigned)delay : PURGER_ROUND_MIN_MS;
+    pause = busy ? busy_pause : pause * 2 > PURGER_ROUND_MAX_MS ? PURGER_ROUND_MAX_MS : pause * 2;
   }
 }
 
-/* A process with less committed than this has little to give back. (Mapped
- * counts address space whose pages were purged or never used: a program with
- * a few threads that each touched a few size classes maps 16 MiB while it
- * holds 2 MiB.) */
-#ifdef BRISK_EAGER_PURGER
-#define BACKGROUND_AFTER OS_PAGE_SIZE
-#else
-#define BACKGROUND_AFTER (4 * SEGMENT_SIZE)
-#endif
-
+/* Committed, not mapped: mapped counts address space whose pages were
+ * purged or never used, which a program with a few threads that each
+ * touched a few size classes has much more of than it holds. */
 void background_wanted(void) {
   if (likely(atomic_load_relaxed(&xstate) != IDLE)) return;
   if (heaps_threads_seen() < 2) return;
   brisk_memory_info info;
   memory_info(&info);
-  if (info.committed < BACKGROUND_AFTER && !heaps_thread_churn() &&
+  if (info.committed < PURGER_AFTER_COMMITTED && !heaps_thread_churn() &&
       atomic_load_relaxed(&xremote_batching) == REMOTE_FREES_UNSEEN)
     return;
   int expected = IDLE;

@@ -6,7 +6,7 @@
 
 static long housekeeping_interval_ms(void) {
   long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay < 0) return 1000;
+  if (delay < 0) return HOUSEKEEPING_NEVER_MS;
   return delay / 2 > 1 ? delay / 2 : 1;
 }
 
@@ -35,15 +35,8 @@ void collect_heap(heap_t *heap, bool force) {
 /* The background purger's visit to a live thread's heap: once the thread
  * has not tidied it for IDLE_HEAP_MS (it waits, or never takes a slow path),
  * the pages whose blocks have all come back are retired, so that their
- * memory is purged like any other free page. Not sooner: a pool that pauses
- * between bursts of work would fault those pages in again after every
- * pause (with the purge delay alone, a pool pausing 50 ms ran 1.7 times
- * slower). Skipped while the thread holds the lock. */
-#ifdef BRISK_EAGER_PURGER
-#define IDLE_HEAP_MS 0 /* the purge delay: see types.h */
-#else
-#define IDLE_HEAP_MS 500
-#endif
+ * memory is purged like any other free page. Skipped while the thread
+ * holds the lock. */
 
 bool collect_idle_pages(heap_t *heap, uint64_t now) {
   long delay = option_get(OPTION_PURGE_DELAY);

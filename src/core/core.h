@@ -180,6 +180,87 @@ static inline void lock_release(platform_lock_t *lock) {
   platform_lock_release(lock);
 }
 
+/* ---- the memory-return policy: one table ------------------------------------------
+ * Every constant that decides when free memory goes back to the OS, with its
+ * default and why. One is a setting (BRISK_PURGE_DELAY, options.c: the
+ * user chooses between peak memory and page faults); the rest are fixed.
+ * DESIGN.md, "Giving memory back", tells the whole story; BENCHMARKS.md has
+ * the measurements behind the numbers. */
+/* How long a free page stays resident before it is purged (ms). Long enough
+ * that a loop freeing and taking back pages does not fault them in again,
+ * short enough that a program that freed memory gives it back soon. */
+#define PURGE_DELAY_MS 10
+/* Housekeeping comes every HOUSEKEEPING_REFILLS'th refill, at most every
+ * half purge delay (every HOUSEKEEPING_NEVER_MS with purging off): often
+ * enough to take frees in and retire pages, rarely enough that refills do
+ * not pay for its walks. */
+#define HOUSEKEEPING_REFILLS 16
+#define HOUSEKEEPING_NEVER_MS 1000
+/* Without the background purger, which purges after the delay whether the
+ * program calls the allocator or not, a heap purges all its free pages, and
+ * an arena its free chunks, once about this much of them may be resident. */
+#define HEAP_DIRTY_MAX (4 * MiB)
+#define ARENA_DIRTY_MAX (4 * MiB)
+/* A free arena chunk's inside goes back this long after the purger first
+ * saw it free: long enough for a pool's next burst, whatever its sizes, to
+ * find the last one's memory resident. */
+#define ARENA_PURGE_MS 100
+/* Empty segments of pages wait in the segment cache, for any heap, at most
+ * SEGMENT_CACHE_MAX of them (256 MiB of address space): a pool whose
+ * threads free a few hundred megabytes at the end of each burst reuses them
+ * at the next. Each stays resident SEGMENT_CACHE_RESIDENT_MS, or the purge
+ * delay if longer, as the arena's chunks do: a pool whose one thread frees
+ * all it used between bursts sends most of its segments here, and the
+ * 10 ms of a page would fault them all in again at every burst. */
+#define SEGMENT_CACHE_MAX 64
+#define SEGMENT_CACHE_RESIDENT_MS 100
+/* Without the purger, and while threads come and go (exiting threads then
+ * leave their pages to the next ones, so the segments they empty are mostly
+ * surplus), the cache keeps only this many segments resident. */
+#define SEGMENT_CACHE_RESIDENT_MAX 2
+/* A resident medium page taken by another class as its warm page keeps
+ * resident only its first block; what its earlier uses wrote past that is
+ * purged from this size on: a warm page is kept while its thread runs, and
+ * carved one block at a time it would keep the rest resident unused. */
+#define WARM_TRIM_MIN (64 * KiB)
+/* The huge cache holds at most HUGE_CACHE_MAX freed huge blocks' spans, and
+ * a quarter of the bytes in live huge blocks, clamped to
+ * HUGE_CACHE_BUDGET_MIN-MAX: a program replacing big buffers reuses
+ * resident memory instead of faulting fresh pages in (a smaller maximum
+ * made it fault twice as much). Larger spans go straight back; a split
+ * leaves no span smaller than HUGE_SPAN_MIN in the cache. */
+#define HUGE_CACHE_MAX 64
+#define HUGE_CACHE_BUDGET_MIN (4 * MiB)
+#define HUGE_CACHE_BUDGET_MAX (64 * MiB)
+#define HUGE_CACHE_SPAN_MAX (64 * MiB)
+#define HUGE_SPAN_MIN (1 * MiB)
+/* A huge block that realloc shrinks gives its tail back once the tail comes
+ * to this and a quarter of the block: less, and a buffer that shrinks and
+ * grows again would move its pages back and forth. */
+#define HUGE_SHRINK_MIN (1 * MiB)
+/* The background purger starts with the second thread that allocates, once
+ * the process has committed PURGER_AFTER_COMMITTED (below that there is
+ * little to give back, and the thread costs memory of its own), a thread
+ * has taken up an exited thread's heap, or a thread has made
+ * PURGER_AFTER_REMOTE_FREES remote frees (batching them needs the purger).
+ * Its rounds come every PURGER_ROUND_MIN_MS (or the purge delay, if longer)
+ * while there is something to purge, backing off to PURGER_ROUND_MAX_MS. It
+ * retires the empty pages of a live heap idle for IDLE_HEAP_MS (or the
+ * purge delay, if longer): sooner, a pool pausing between bursts would
+ * fault those pages in again after every pause. The eager purger
+ * (BRISK_EAGER_PURGER, types.h) acts at every chance. */
+#ifdef BRISK_EAGER_PURGER
+#define PURGER_AFTER_COMMITTED OS_PAGE_SIZE
+#define PURGER_ROUND_MIN_MS 1
+#define IDLE_HEAP_MS 0
+#else
+#define PURGER_AFTER_COMMITTED (16 * MiB)
+#define PURGER_ROUND_MIN_MS 50
+#define IDLE_HEAP_MS 500
+#endif
+#define PURGER_AFTER_REMOTE_FREES 2048
+#define PURGER_ROUND_MAX_MS 1000
+
 /* ---- options.c: runtime settings, one table ------------------------------------ */
 typedef enum option_id {
   OPTION_PURGE_DELAY, /* ms before free memory goes back to the OS; <0: never */
@@ -669,11 +750,10 @@ INTERNAL void huge_cache_after_fork(void);
 /* ---- remote.c: remote frees, posted by the freeing thread, collected by the owner ---- */
 /* Whether remote frees are batched (see remote.c): only while the
  * background purger runs with the fence, which sends an idle thread's
- * batches on. Until then, a thread's REMOTE_FREES_WANT_PURGER'th remote
+ * batches on. Until then, a thread's PURGER_AFTER_REMOTE_FREES'th remote
  * free asks for the purger (background_wanted), however little the program
  * has committed. */
 enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
-#define REMOTE_FREES_WANT_PURGER 2048
 INTERNAL extern _Atomic(uint8_t) xremote_batching;
 /* Blocks head..tail for a parked page of owner: onto its delayed list. */
 static inline void remote_delayed_push(heap_t *owner, block_t *head, block_t *tail) {

@@ -75,7 +75,7 @@ void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page, block_
 /* Before the purger runs: enough remote frees make it wanted (see
  * xremote_batching); the thread's next slow path starts it. */
 void remote_frees_count(heap_t *heap) {
-  if (++heap->remote_frees_unbatched < REMOTE_FREES_WANT_PURGER) return;
+  if (++heap->remote_frees_unbatched < PURGER_AFTER_REMOTE_FREES) return;
   uint8_t unseen = REMOTE_FREES_UNSEEN;
   atomic_cas_strong_acq_rel(&xremote_batching, &unseen, REMOTE_FREES_SEEN);
   heap->purger_check_due = true;

@@ -15,40 +15,10 @@ static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
     [SEGMENT_HUGE] = HUGE_PAGE_SHIFT,
 };
 
-/* Whole free segments, for any heap; the one that does not fit is unmapped.
- * A cached segment stays resident for CACHE_RESIDENT_MS (or the purge delay
- * when that is longer) and is then purged, costing address space only.
- * When the cache held 8 in all, expired and purged ones filled it, and
- * every resident segment freed after them was unmapped: a pool whose
- * threads free a few hundred megabytes at the end of each burst faulted all
- * of it in again at the next (the thread pool of BENCHMARKS.md, 0.297
- * against 0.193 s at 2 threads). */
-static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = false};
-
-/* Without the background purger (a single-threaded program, or
- * BRISK_BACKGROUND=0) a program that frees memory and goes quiet would keep
- * whatever the delay had not purged yet; these bound it. With the purger,
- * a cached segment waits the delay whatever the others hold: purging all
- * but 8 as they came in made a pool that frees a hundred megabytes between
- * bursts 50 ms apart fault most of it in again at the next burst (with
- * large blocks carved one at a time, page.c, 0.199 against 0.161 s at 2
- * threads, the peak 3 MB lower). Except while threads come and go: then
- * the exiting threads' heaps wait for the next ones with their pages, and
- * the segments they emptied are mostly surplus; keeping only two of those
- * resident took 4000 threads run 8 at a time from 29.4 to 19.7 MB at the
- * last join and from 35.7 to 27.4 MB at the peak, for 3-7% more time
- * (0.307 against 0.297 s and 0.307 against 0.288, 11 alternating runs
- * twice; BENCHMARKS.md). */
-#define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
-#define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
-/* As long as the arena's free chunks wait: a pool whose one thread frees
- * all it used at the end of each burst, 50 ms apart, sends most of its
- * segments here, and with the 10 ms purge delay faulted them all in again
- * at every burst (BENCHMARKS.md, "Since then: cached segments wait 100
- * ms"). Not the free pages a heap keeps: those are its alone, and several
- * threads each keeping what it used last time held what their bursts
- * differed by (4 threads: a 125 MB peak against 120). */
-#define CACHE_RESIDENT_MS 100
+/* Whole free segments, for any heap (the policy's SEGMENT_CACHE_*, core.h);
+ * the one that does not fit is unmapped. */
+static span_cache cache = {
+    .lock = PLATFORM_LOCK_INIT, .capacity = SEGMENT_CACHE_MAX, .evict_oldest = false};
 
 /* When a thread last took up an exited thread's heap (see segment_release). */
 static _Atomic(uint64_t) xlast_adoption_ms;
@@ -280,28 +250,15 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   long delay = option_get(OPTION_PURGE_DELAY);
   bool few = memory_purge_eagerly() || adopted_lately(platform_clock_ms());
   if (delay == 0 || (few && delay > 0 && segment_is_resident(segment) &&
-                     span_cache_count(&cache, segment_is_resident) >= CACHE_RESIDENT_MAX))
+                     span_cache_count(&cache, segment_is_resident) >= SEGMENT_CACHE_RESIDENT_MAX))
     segment_purge_all(segment);
   if (segment_is_resident(segment)) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
     segment_unmap(segment);
 }
 
-/* A resident medium page taken by another class than it served, to be kept
- * as that class's warm page, keeps resident only its first block: the rest
- * is purged, from TRIM_MIN on. Carved one block at a time, the page leaves
- * what its last class wrote past its own blocks resident and unused, and a
- * warm page keeps it for as long as its thread runs; a pool whose threads
- * free each other's blocks (whose pages wait for them, so a class's warm
- * page is often retired and another taken at the next burst) held 8-11 MB
- * that way at its peak with four threads, of 117-123 MB in all. Not a
- * page that is not kept (a class's second page is most often carved to
- * its end, and is retired whole when its blocks come back), nor a small
- * one (its tail is a few OS pages). */
-#define TRIM_MIN (64 * KiB)
-
 /* The OS pages past the new class's first block that earlier uses wrote are
- * purged, when they come to TRIM_MIN or more, and committed again at once
+ * purged, when they come to WARM_TRIM_MIN or more, and committed again at once
  * (the page is in use). Not with huge pages, which a partial purge would
  * split, nor when free memory is to stay resident (BRISK_PURGE_DELAY=never). */
 static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class) {
@@ -310,7 +267,7 @@ static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class
   segment_page_bytes(segment, page, &area);
   uint8_t *from = (uint8_t *)align_up((uintptr_t)area + class_size[size_class], OS_PAGE_SIZE);
   uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, OS_PAGE_SIZE);
-  if (to < from + TRIM_MIN) return true;
+  if (to < from + WARM_TRIM_MIN) return true;
   page->written_end = (uint32_t)(from - area);
   memory_purge(from, (size_t)(to - from));
   return memory_commit(from, (size_t)(to - from));
@@ -476,10 +433,10 @@ static bool cache_expire(segment_t *segment, bool force) {
 }
 
 /* How long a cached segment stays resident: never purged, purged at once,
- * or CACHE_RESIDENT_MS or the purge delay, whichever is longer. */
+ * or SEGMENT_CACHE_RESIDENT_MS or the purge delay, whichever is longer. */
 static long cache_resident_ms(void) {
   long delay = option_get(OPTION_PURGE_DELAY);
-  return delay <= 0 || delay >= CACHE_RESIDENT_MS ? delay : CACHE_RESIDENT_MS;
+  return delay <= 0 || delay >= SEGMENT_CACHE_RESIDENT_MS ? delay : SEGMENT_CACHE_RESIDENT_MS;
 }
 
 void segment_cache_collect(uint64_t now, bool force) {

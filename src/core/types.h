@@ -375,7 +375,7 @@ typedef struct heap_s {
    * the thread with xowner_busy set, or under pages_lock by the thread or
    * the background purger (which sends an idle thread's batches on). */
   uint32_t remote_batches_open;
-  uint32_t remote_frees_unbatched; /* counted until REMOTE_FREES_WANT_PURGER */
+  uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
 } heap_t;
 
