@@ -68,8 +68,7 @@ bool process_start(void) {
  * once, whichever of the platform's hook and brisk_binding_done comes first. */
 void process_stop(void) {
   static _Atomic(bool) xstopped;
-  if (init_done && !atomic_exchange_explicit(&xstopped, true, memory_order_relaxed))
-    diag_reports_at_exit();
+  if (init_done && !atomic_exchange_relaxed(&xstopped, true)) diag_reports_at_exit();
 }
 
 PLATFORM_PROCESS_HOOKS(process_start, process_stop)

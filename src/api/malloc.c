@@ -19,9 +19,7 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
 /* A block past the direct sizes, routed here (size_range_of) with no more
  * checks than the direct fast path makes when its class already has a
  * page: heap_empty and heap_reporting have no pages, and a diagnostic mode
- * must see every call, so those go on to malloc_slow, as huge blocks do.
- * (Through malloc_slow alone such a block took about twice the
- * instructions.) */
+ * must see every call, so those go on to malloc_slow, as huge blocks do. */
 static inline __attribute__((always_inline)) void *past_direct(size_t size, bool zero) {
   size_range range = size_range_of(size);
   if (unlikely(diag_counting) || range == RANGE_HUGE) return malloc_slow(size, zero);
@@ -50,7 +48,7 @@ static NOINLINE void *calloc_past_direct(size_t size) {
 }
 
 /* malloc's case apart from calloc's, so that every call out of it is a tail
- * call and it saves no registers (12 instructions fewer on a medium block). */
+ * call and it saves no registers. */
 void *malloc_past_direct(size_t size, bool zero) {
   if (unlikely(zero)) return calloc_past_direct(size);
   return past_direct(size, false);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The heap's arena: blocks above MEDIUM_MAX (64 KiB) up to LARGE_MAX in
+/* The heap's arena: blocks above MEDIUM_MAX (64 KiB) up to ARENA_MAX in
  * boundary-tagged chunks, coalesced as they are freed, so that memory one
  * size freed serves any other. A page per size class for blocks this large
  * kept, from one round of work to the next, what each class had carved
@@ -165,16 +165,14 @@ static bool bin_take(arena_t *arena, chunk_t *chunk) {
 /* Marks a chunk free: header, footer, and the next chunk's flag. */
 static void chunk_make_free(chunk_t *chunk, size_t size, uint64_t prev_flag) {
   chunk_set(chunk, size | prev_flag);
-  /* Timed from the purger's first sight of it, not read from the clock: a
-   * free that read the clock took 15% longer on thread churn, and one that
-   * read the time of the purger's last round (up to a second old while the
-   * purger backs off) took a chunk for expired as soon as it was freed, so
-   * a pool pausing 50 ms between bursts faulted its large blocks in again
-   * after every pause. */
+  /* Timed from the purger's first sight of it: reading the clock costs
+   * every free, and the time of the purger's last round (up to a second old
+   * while it backs off) would take a chunk for expired as soon as it was
+   * freed, and a pool pausing between bursts would fault it in again. */
   chunk->free_ms = 0;
   *(uint64_t *)((uint8_t *)chunk + size - 8) = size;
   chunk_t *next = chunk_at(chunk, size);
-  atomic_fetch_and_explicit(&next->xhead, ~CHUNK_PREV_INUSE, memory_order_relaxed);
+  atomic_and_relaxed(&next->xhead, ~CHUNK_PREV_INUSE);
 }
 
 static bool arena_grow(heap_t *heap, arena_t *arena) {
@@ -279,7 +277,7 @@ static void *arena_take_chunk(heap_t *heap, arena_t *arena, size_t need, size_t 
     have = need;
   } else {
     chunk_t *next = chunk_at(chunk, have);
-    atomic_fetch_or_explicit(&next->xhead, CHUNK_PREV_INUSE, memory_order_relaxed);
+    atomic_or_relaxed(&next->xhead, CHUNK_PREV_INUSE);
   }
   chunk_set(chunk, have | CHUNK_INUSE | prev_flag);
   in_use_note(arena, (ptrdiff_t)have);
@@ -425,8 +423,7 @@ static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void 
   uint64_t head = head_of(chunk);
   do {
     if (!chunk_live(chunk, head)) chunk_free_invalid(p);
-  } while (!atomic_compare_exchange_weak_explicit(&chunk->xhead, &head, head | CHUNK_REMOTE,
-                                                  memory_order_relaxed, memory_order_relaxed));
+  } while (!atomic_cas_weak_relaxed(&chunk->xhead, &head, head | CHUNK_REMOTE));
   chunk_t *seen = atomic_load_relaxed(&arena->xremote);
   do {
     chunk->next = seen;
@@ -439,7 +436,7 @@ static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void 
  * NULL when the block must move (the caller copies; nothing changed). */
 void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
   heap_t *owner = segment->owner;
-  if (owner != heap_current() || size > LARGE_MAX || size <= MEDIUM_MAX) return NULL;
+  if (owner != heap_current() || size > ARENA_MAX || size <= MEDIUM_MAX) return NULL;
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   uint64_t head = head_of(chunk);
   if (!chunk_offset_ok(segment, p) || !chunk_live(chunk, head)) chunk_free_invalid(p);
@@ -463,7 +460,7 @@ void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
      * where there is room: a string built by appending then comes back a
      * logarithmic number of times. */
     size_t usable = have - CHUNK_HEADER, roomy = usable + usable / 4;
-    if (roomy > size && roomy <= LARGE_MAX) {
+    if (roomy > size && roomy <= ARENA_MAX) {
       size_t more = chunk_need(roomy);
       if (total >= more) need = more;
     }
@@ -477,8 +474,7 @@ void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
         bin_push(arena, rest);
       } else {
         chunk_set(chunk, total | (head & 15));
-        atomic_fetch_or_explicit(&chunk_at(chunk, total)->xhead, CHUNK_PREV_INUSE,
-                                 memory_order_relaxed);
+        atomic_or_relaxed(&chunk_at(chunk, total)->xhead, CHUNK_PREV_INUSE);
       }
       result = p;
     }

@@ -77,7 +77,7 @@ void background_wanted(void) {
     return;
   int expected = IDLE;
   bool off = !option_get(OPTION_BACKGROUND) || option_get(OPTION_PURGE_DELAY) < 0;
-  if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
+  if (!atomic_cas_strong_acq_rel(&xstate, &expected, off ? OFF : RUNNING)) return;
   if (off) return;
   atomic_store_relaxed(&xmemory_purge_eagerly, false);
   if (!platform_thread_start(background_body, "brisk-purge")) {

@@ -65,9 +65,9 @@ bool collect_idle_pages(heap_t *heap, uint64_t now) {
  * next wave faulted fresh ones in. If no thread comes after all, the
  * background purger's sweep of abandoned heaps tidies the heap, or where
  * there is none (Windows, BRISK_BACKGROUND=0, a forked child) the sweep that
- * housekeeping makes on a running thread's slow path: without the purger an
- * exiting thread used to tidy its heap regardless, and threads started one
- * after another ran 15 times slower. */
+ * housekeeping makes on a running thread's slow path (without the purger,
+ * tidying every exiting thread's heap regardless made threads started one
+ * after another set up everything again each time). */
 void collect_thread_exit(void *arg) {
   heap_t *heap = arg;
   if (heap == NULL || heap == &heap_empty) return;
@@ -89,11 +89,9 @@ void collect_thread_exit(void *arg) {
  * the purge delay: while threads come and go the next thread takes it up
  * within that time, and tidying it first retired its warm pages and sent
  * its empty segments through the process-wide cache, too small for a wave
- * of exiting threads, so the next ones mapped and faulted in fresh segments
- * (4000 threads, 8 at a time: 82 segments mapped and 46,509 page faults,
- * against 22 and 23,057). Without the purger these sweeps are all that
- * bounds what exited threads keep: there, skipping young heaps halved the
- * time but raised the peak by half. */
+ * of exiting threads, so the next ones mapped and faulted in fresh
+ * segments. Without the purger these sweeps are all that bounds what exited
+ * threads keep, so there they tidy young heaps too. */
 void collect_abandoned(bool force) {
   if (force)
     heaps_lock();
@@ -120,8 +118,7 @@ void collect_abandoned(bool force) {
  * pages they hold blocks of can be retired. */
 static void send_batches_of(heap_t *heap, void *arg) {
   if (heap == arg || atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE ||
-      __atomic_load_n(&heap->remote_batches_open, __ATOMIC_RELAXED) == 0 ||
-      !brief_lock_try(&heap->pages_lock))
+      shared_load_relaxed(&heap->remote_batches_open) == 0 || !brief_lock_try(&heap->pages_lock))
     return;
   if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && fence_purger_enter(heap)) {
     remote_post_flush(heap);

@@ -26,6 +26,9 @@
 #define atomic_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 #define atomic_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
 #define atomic_exchange_acquire(p, v) atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define atomic_exchange_relaxed(p, v) atomic_exchange_explicit((p), (v), memory_order_relaxed)
+#define atomic_and_relaxed(p, v) atomic_fetch_and_explicit((p), (v), memory_order_relaxed)
+#define atomic_or_relaxed(p, v) atomic_fetch_or_explicit((p), (v), memory_order_relaxed)
 #define atomic_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 #define atomic_add_release(p, v) atomic_fetch_add_explicit((p), (v), memory_order_release)
 #define atomic_cas_weak_release(p, expected, desired)                                              \
@@ -37,17 +40,26 @@
 #define atomic_cas_strong_acq_rel(p, expected, desired)                                            \
   atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel,        \
                                           memory_order_acquire)
+#define atomic_cas_strong_acquire(p, expected, desired)                                            \
+  atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acquire,        \
+                                          memory_order_relaxed)
+/* The same for a plain field (not _Atomic) that other threads read: never
+ * torn, ordered as the name says, and plain loads and stores where the
+ * owner alone writes it. */
+#define shared_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define shared_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define shared_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define shared_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* A link store that makes a node reachable, ordered after the stores that
  * made the node ready, so a list is walkable between any two stores (what a
  * forked child inherits from a thread frozen mid-change). */
-#define store_publish(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define store_publish(p, v) shared_store_release((p), (v))
 
 /* A count written by one thread only and read by any: no atomic read-modify-
  * write, but no torn values either. */
-#define counter_add(c, n)                                                                          \
-  __atomic_store_n(&(c), __atomic_load_n(&(c), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
-#define counter_get(c) __atomic_load_n(&(c), __ATOMIC_RELAXED)
+#define counter_add(c, n) shared_store_relaxed(&(c), shared_load_relaxed(&(c)) + (n))
+#define counter_get(c) shared_load_relaxed(&(c))
 
 /* ---- address arithmetic -------------------------------------------------- */
 static inline uintptr_t align_up(uintptr_t x, size_t alignment) {
@@ -226,9 +238,9 @@ static inline void lock_release(platform_lock_t *lock) {
 /* The huge cache holds at most HUGE_CACHE_MAX freed huge blocks' spans, and
  * a quarter of the bytes in live huge blocks, clamped to
  * HUGE_CACHE_BUDGET_MIN-MAX: a program replacing big buffers reuses
- * resident memory instead of faulting fresh pages in (a smaller maximum
- * made it fault twice as much). Larger spans go straight back; a split
- * leaves no span smaller than HUGE_SPAN_MIN in the cache. */
+ * resident memory instead of faulting fresh pages in. Spans larger than
+ * HUGE_CACHE_SPAN_MAX go straight back; a split leaves no span smaller than
+ * HUGE_SPAN_MIN in the cache. */
 #define HUGE_CACHE_MAX 64
 #define HUGE_CACHE_BUDGET_MIN (4 * MiB)
 #define HUGE_CACHE_BUDGET_MAX (64 * MiB)
@@ -433,20 +445,19 @@ INTERNAL extern page_t page_empty;
 /* A lock that a heap's own thread takes on every refill and the background
  * purger, now and then, for one walk of the heap's queues (heap_t's
  * pages_lock): one exchange to take it and one store to give it back,
- * where a mutex's calls cost some 40 instructions a refill. A wait spins a
+ * where a mutex costs calls on every refill. A wait spins a
  * little, then sleeps: the purger that holds it runs at the lowest
  * priority. */
 INTERNAL void brief_lock_wait(brief_lock_t *lock);
 static inline bool brief_lock_try(brief_lock_t *lock) {
-  return atomic_load_relaxed(lock) == 0 &&
-         atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
+  return atomic_load_relaxed(lock) == 0 && atomic_exchange_acquire(lock, 1) == 0;
 }
 static inline void brief_lock_acquire(brief_lock_t *lock) {
-  if (likely(atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0)) return;
+  if (likely(atomic_exchange_acquire(lock, 1) == 0)) return;
   brief_lock_wait(lock);
 }
 static inline void brief_lock_release(brief_lock_t *lock) {
-  atomic_store_explicit(lock, 0, memory_order_release);
+  atomic_store_release(lock, 0);
 }
 /* The cookie every free block carries (see block_t): a secret chosen at
  * start-up, the same for every block (as glibc's tcache key), so that free
@@ -485,7 +496,7 @@ static inline bool page_used_drop(page_t *page) {
   return --page->used == 0;
 #else
   uint32_t used = page->used - 1;
-  __atomic_store_n(&page->used, used, __ATOMIC_RELEASE);
+  shared_store_release(&page->used, used);
   return used == 0;
 #endif
 }
@@ -710,7 +721,7 @@ INTERNAL void misuse_detected(const char *what, const void *p, const char *detai
 /* The arena range's entry, under the arena's lock (zero: the block reads
  * zero, cleared only where it must be); NULL and ENOMEM when out of memory. */
 INTERNAL void *arena_alloc(heap_t *heap, size_t size, bool zero);
-/* A block aligned to alignment (> 16), of at most LARGE_MAX with its
+/* A block aligned to alignment (> 16), of at most ARENA_MAX with its
  * alignment. */
 INTERNAL void *arena_alloc_aligned(heap_t *heap, size_t size, size_t alignment);
 INTERNAL void arena_free(segment_t *segment, void *p);
@@ -736,7 +747,7 @@ INTERNAL bool arena_purge_expired(heap_t *heap, bool force);
  * thread itself) inside it. */
 INTERNAL void arena_after_fork(void);
 
-/* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
+/* ---- huge.c: blocks above ARENA_MAX, straight from the OS -------------------------- */
 /* The huge range's entry: a mapping of its own, or a cached one (zero: the
  * block reads zero); NULL and ENOMEM when out of memory. */
 INTERNAL void *huge_alloc(size_t size, size_t alignment, bool zero);
@@ -879,7 +890,7 @@ typedef enum size_range { RANGE_SMALL, RANGE_MEDIUM, RANGE_ARENA, RANGE_HUGE } s
 static inline size_range size_range_of(size_t size) {
   if (size <= SMALL_MAX) return RANGE_SMALL;
   if (size <= MEDIUM_MAX) return RANGE_MEDIUM;
-  if (size <= LARGE_MAX) return RANGE_ARENA;
+  if (size <= ARENA_MAX) return RANGE_ARENA;
   return RANGE_HUGE;
 }
 /* A block of size bytes from its range's entry (zero: it reads zero); NULL

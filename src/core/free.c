@@ -16,7 +16,7 @@ static block_t *block_handed_out_as(page_t *page, void *p, uint8_t flags) {
     block = (block_t *)page_block_start(page, p);
     if (block != p && *(uintptr_t *)block != aligned_mark(p)) return NULL;
   }
-  uint64_t limit = __atomic_load_n(&page->carved_limit, __ATOMIC_RELAXED);
+  uint64_t limit = shared_load_relaxed(&page->carved_limit);
   if (!page_is_block_start(page, block, limit) || block->cookie == free_cookie()) return NULL;
   return block;
 }
@@ -72,10 +72,9 @@ void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
   }
   /* block_handed_out_as for a page without aligned blocks, written out: the
    * compiler does not see that its aligned branch is dead here, and its call
-   * there made this path save registers (19 million instructions more on a
-   * two-thread producer/consumer ring under callgrind). */
+   * there made this path save registers on every remote free. */
   block_t *block = p;
-  uint64_t limit = __atomic_load_n(&page->carved_limit, __ATOMIC_RELAXED);
+  uint64_t limit = shared_load_relaxed(&page->carved_limit);
   if (unlikely(!page_is_block_start(page, block, limit) || block->cookie == free_cookie()))
     free_invalid(page, p);
   block->cookie = free_cookie();
@@ -100,7 +99,7 @@ static const char *why_invalid(segment_t *segment, page_t *page, const void *p, 
   if ((const uint8_t *)p < page->area) return "the pointer lies in brisk's own bookkeeping";
   const uint8_t *start = page_block_start(page, p);
   size_t index = (size_t)(start - page->area) / page->block_size;
-  if (index >= __atomic_load_n(&page->capacity, __ATOMIC_RELAXED))
+  if (index >= shared_load_relaxed(&page->capacity))
     return "the pointer lies where no block has been handed out yet";
   block_t *block = (block_t *)start;
   if ((const uint8_t *)p == start || *(const uintptr_t *)start == aligned_mark(p)) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Huge blocks (above LARGE_MAX): each in a segment of its own, mapped for it.
+/* Huge blocks (above ARENA_MAX): each in a segment of its own, mapped for it.
  * Recently freed spans wait in a small cache for reuse until the purge delay
  * passes, so that a program replacing big buffers reuses resident memory
  * instead of faulting fresh pages in; past its bounds (HUGE_CACHE_*, core.h)

@@ -27,9 +27,8 @@ void brief_lock_wait(brief_lock_t *lock) {
  * Such a page taken back resident is written as far as its earlier uses
  * reached, so every block carved ahead of need there is resident memory
  * nobody uses, and on a fresh page it raises how far the next use finds the
- * page written. Four at a time, a pool whose bursts end with each class's
- * last page part-carved kept 3-5 MB more at its peak (2 and 4 threads; 3 MB
- * with one at a time only where the page had been written). */
+ * page written: a pool whose bursts end with each class's last page
+ * part-carved peaks higher. */
 #define EXTEND_BYTES 4096
 #define EXTEND_MIN_BLOCKS 4
 
@@ -179,8 +178,8 @@ static inline size_t collect_thread_free(page_t *page) {
 /* A page with blocks on `free` is left as it is: the owner's own frees
  * keep it stocked, and taking in the remote list then meant walking it to
  * its end, one cache miss after another on blocks last written by other
- * cores (a pool of two threads that free a quarter of each other's blocks
- * spent a tenth of its time there). Its remote frees come in once `free`
+ * cores, which a pool of threads that free each other's blocks paid on
+ * every collect. Its remote frees come in once `free`
  * runs dry, with one exchange. */
 bool page_collect(page_t *page) {
   if (page->free != NULL) return true;
@@ -195,14 +194,11 @@ bool page_collect(page_t *page) {
 /* A medium block carved from a page that was fresh or purged when it was
  * taken (taken_fresh) is faulted in whole with one call: its
  * program most often writes all of a block of 8 KiB or more, an OS page at
- * a time, and each first write was a fault of its own. A pool whose one
- * thread allocates a hundred megabytes between pauses ran 10% faster, and
- * 4000 short-lived threads 6% (BENCHMARKS.md). The price: a block that its
- * program leaves mostly unwritten is resident whole. Not small blocks,
- * carved an OS page at a time (EXTEND_BYTES), nor the arena's (past
- * 64 KiB, which a program is likelier to write only in part, and whose
- * free chunks stay resident 100 ms: populating them gained nothing
- * measurable on that pool). */
+ * a time, and each first write was a fault of its own. The price: a block
+ * that its program leaves mostly unwritten is resident whole. Not small
+ * blocks, carved an OS page at a time (EXTEND_BYTES), nor the arena's
+ * (which a program is likelier to write only in part, and whose free
+ * chunks stay resident longer: populating them gained nothing). */
 static void populate_block(uint8_t *block, size_t size) {
   uintptr_t from = align_up((uintptr_t)block, OS_PAGE_SIZE);
   uintptr_t to = ((uintptr_t)block + size) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
@@ -260,8 +256,8 @@ static void page_extend(heap_t *heap, page_t *page) {
   uint32_t capacity = page->capacity + count;
   carved_note(heap, page, count);
   /* Remote freers read both to validate their pointers. */
-  __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
-  __atomic_store_n(&page->carved_limit, (uint64_t)capacity * page->block_excess, __ATOMIC_RELAXED);
+  shared_store_relaxed(&page->capacity, capacity);
+  shared_store_relaxed(&page->carved_limit, (uint64_t)capacity * page->block_excess);
   uint32_t carved_end = capacity * page->block_size;
   if (carved_end > page->written_end) page->written_end = carved_end;
 }
@@ -291,9 +287,8 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) 
 
 /* A medium block is several OS pages, and a thread that asks for many
  * medium sizes would otherwise keep a few free blocks of each class
- * resident while carving new memory for the next class up or down (a
- * thread per task allocating 8-64 KiB at random held twice what it had
- * live). So before carving, a medium request takes a block that is already
+ * resident while carving new memory for the next class up or down, and
+ * hold far more than it has live. So before carving, a medium request takes a block that is already
  * free in a class up to one doubling larger: memory that is resident
  * anyway, at the cost of a bigger block than asked for. Only the first page
  * of each class is looked at, so this costs a few loads per refill. */
@@ -367,16 +362,16 @@ static void page_lay_out(page_t *page, unsigned size_class) {
   page->size_class = (uint8_t)size_class;
   size_t bytes = segment_page_bytes(segment_of(page), page, &page->area);
   page->reserved = (uint16_t)(bytes / page->block_size);
-  __atomic_store_n(&page->capacity, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&page->carved_limit, 0, __ATOMIC_RELAXED);
+  shared_store_relaxed(&page->capacity, 0);
+  shared_store_relaxed(&page->carved_limit, 0);
   page->free = NULL;
   page->local_free = NULL;
 }
 
 /* A page taken again by the class it served, still resident, keeps the
  * blocks it carved on its lists: handing them out needs no carving, which
- * rewrote every block's link (a program that allocates thousands of blocks
- * and frees them all, round after round, spent a tenth of its time there). */
+ * rewrote every block's link: the main cost of a program that allocates
+ * thousands of blocks and frees them all, round after round. */
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   bool pin = page_wants_pin(heap, size_class);
   page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map, pin);
@@ -523,7 +518,7 @@ static bool page_all_back(const page_t *page) {
   uintptr_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
   uint32_t pin = (flags_of(page) & PAGE_WARM) != 0;
-  uint32_t used = __atomic_load_n(&page->used, __ATOMIC_ACQUIRE);
+  uint32_t used = shared_load_acquire(&page->used);
   /* A count of zero is the owner's free of the last block, on its way to
    * page_retire (waiting for the lock): that page is the owner's to retire. */
   return used == pin + XFREE_COUNT(remote) && used != 0;

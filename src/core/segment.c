@@ -157,7 +157,7 @@ static int resident_page_of_class(const segment_t *segment, unsigned size_class,
     unsigned index = (unsigned)__builtin_ctzll(mask);
     const page_t *page = &segment->pages[index];
     if (page->size_class != size_class) continue;
-    uint32_t count = __atomic_load_n(&page->capacity, __ATOMIC_RELAXED); /* >= 1 once used */
+    uint32_t count = shared_load_relaxed(&page->capacity); /* >= 1 once used */
     if (count <= *carved) continue;
     best = (int)index;
     *carved = count;

@@ -1,25 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /* Core types of brisk. Read this first.
  *
- * Glossary
- *   block    what malloc returns. Blocks up to MEDIUM_MAX (64 KiB) are
- *            carved from a page of their size class; larger ones, up to
- *            LARGE_MAX, are chunks of the heap's arena; a huge block has a
- *            segment to itself. The same in every build and mode.
- *   page     a run of memory inside a segment holding blocks of one size
- *            class (64 KiB small pages, 512 KiB medium). Not an OS page:
- *            those are "OS pages" (4 KiB).
- *   arena    a heap's coalescing chunks for blocks above MEDIUM_MAX, in
- *            segments of their own (arena.c).
- *   segment  a SEGMENT_SIZE-aligned mapping whose first bytes hold its header
- *            and page descriptors, so any block finds its page by masking
- *            its address. Owned by one heap.
- *   heap     per-thread allocator state. A heap is used by at most one
- *            thread at a time; when its thread exits it is abandoned and the
- *            next new thread adopts it whole, so nothing is stranded.
- *   local free   a free by the thread using the block's heap: plain stores.
- *   remote free  a free by any other thread: one CAS onto the page's
- *            xthread_free list, collected by the owner on its slow path.
+ * Glossary: one meaning per word (DESIGN.md's glossary says more).
+ *   block        what malloc returns: a block of a page, an arena chunk's
+ *                block, or a huge block.
+ *   size range   small (up to SMALL_MAX), medium (up to MEDIUM_MAX), arena
+ *                (up to ARENA_MAX), huge: each served one way in every
+ *                build and mode (size_range_of, core.h).
+ *   size class   one of CLASS_COUNT block sizes of the page ranges.
+ *   page         a run of a segment holding blocks of one class: small
+ *                (64 KiB) or medium (512 KiB). Never an OS page (4 KiB).
+ *   segment      a SEGMENT_SIZE-aligned mapping that starts with its header
+ *                (segment_t, the page descriptors), so a block finds its
+ *                page by masking its address. Owned by one heap (its owner),
+ *                but huge ones. Kinds: segment_kind.
+ *   span         a whole mapping that starts with a segment header, as a
+ *                span_cache keeps it: a free segment, or a huge block's.
+ *   heap         a thread's allocator state, used by one thread at a time;
+ *                abandoned when its thread exits, adopted whole by the next
+ *                new thread, claimed for a moment by a thread freeing into
+ *                it.
+ *   owner tag    the heap whose thread may free into a page on the fast
+ *                path; a page is plain when its tag is its owner.
+ *   carve        lay fresh blocks out past a page's used part.
+ *   local free   a free by the heap's own thread; remote free: by any other.
+ *   remote list  a page's lock-free list of remote frees (xthread_free).
+ *   parked page  a page with nothing free and nothing left to carve, on its
+ *                heap's full list with XFREE_NOTIFY set.
+ *   delayed list a heap's lock-free list of remote frees into its parked
+ *                pages (xdelayed), which unparks them (remote.c).
+ *   batch        remote frees of one page chained by the freeing thread and
+ *                pushed onto the remote list with one CAS (remote.c).
+ *   refill       the slow path of a class whose first page has nothing free.
+ *   housekeeping collect_heap on the owner's slow path, now and then.
+ *   retire       a page whose blocks have all come back becomes free.
+ *   warm page    a class's page that a live thread keeps even when empty,
+ *                with one extra count in `used`, its pin.
+ *   dirty        free and still resident (pages, arena chunks); purged:
+ *                its physical pages handed back (platform.h's states).
+ *   arena        a heap's coalescing allocator for the arena range, in
+ *                segments of its own (arena.c).
+ *   chunk        a piece of an arena: a 16-byte header, then its block.
+ *   huge block   a block above ARENA_MAX, in a span of its own (huge.c).
+ *   purger       the background purger, brisk's thread (background.c); a
+ *                round is one pass of it; an idle heap, one whose thread has
+ *                not done housekeeping for IDLE_HEAP_MS.
+ *   fence        what keeps a heap's owner and the purger apart without a
+ *                locked instruction on the owner's side (fence.c); the
+ *                owner's busy mark is its half.
+ *   brief lock   a one-byte lock taken with one exchange (pages_lock).
+ *   cookie       the secret every free block carries in its second word.
+ *   diagnostic mode  statistics, leaks or checked mode (diag_counting):
+ *                every call reaches a slow path, and each block carries a
+ *                trailer behind canary bytes.
  *
  * Naming: fields prefixed x are atomics shared between threads; everything
  * else in a heap, its segments and pages is touched only by the heap's
@@ -88,7 +121,7 @@
 
 #define SMALL_MAX (8 * KiB)   /* >= 8 blocks per small page */
 #define MEDIUM_MAX (64 * KiB) /* >= 8 blocks per medium page; larger blocks: the arena */
-#define LARGE_MAX (512 * KiB) /* the arena's largest block; larger ones are huge */
+#define ARENA_MAX (512 * KiB) /* the arena's largest block; larger ones are huge */
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
 _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word");
 
@@ -100,7 +133,7 @@ _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word
  * MEDIUM_MAX, so above 128 bytes no class wastes more than 12.5% of the
  * block. The smallest block has room for a free-list link and a cookie. */
 #define CLASS_COUNT 80
-/* The statistics count blocks by the same ladder continued up to LARGE_MAX,
+/* The statistics count blocks by the same ladder continued up to ARENA_MAX,
  * arena blocks too, and huge blocks in one more slot (brisk.h's
  * BRISK_STATS_CLASSES). */
 #define STATS_CLASS_COUNT 105
@@ -312,14 +345,10 @@ typedef struct remote_batch_s {
  * finds its batch open again before another page takes the slot. */
 #define REMOTE_BATCHES 128
 #define REMOTE_BATCH_MAX 4
-/* Four a batch: with eight, four threads passing messages on two cores
- * ran slower whenever a thread was descheduled holding its batches (a
- * median of 0.544 s against 0.465 before batching, 0.474 with four; two
- * threads 0.452, 0.560 and 0.473 s). Only blocks this small are batched: a
- * block in a batch is still in use for its owner, and held medium blocks
- * raised a pool's peak (four threads that free each other's blocks after
- * each burst, batches of eight: 116.5 MB against 115.0, with small blocks
- * alone 114.7). */
+/* Four a batch, not more: threads passing messages ran slower whenever a
+ * thread was descheduled holding its batches. Only blocks this small are
+ * batched: a block in a batch is still in use for its owner, and held
+ * medium blocks raised a pool's peak. */
 #define REMOTE_BATCH_BLOCK_MAX 1024
 _Static_assert(REMOTE_BATCH_MAX >= 2, "a batch is pushed when a free brings it to the maximum");
 

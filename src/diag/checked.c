@@ -90,8 +90,8 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   if (trailer->requested > (uint64_t)(end - (const uint8_t *)p))
     report("heap corruption", p, NULL, "the block's trailer was overwritten (write past end)");
   const uint8_t *canary = (const uint8_t *)p + trailer->requested;
-  size_t span = canary_span(p, trailer->requested, trailer);
-  for (size_t i = 0; i < span; i++) {
+  size_t length = canary_length(p, trailer->requested, trailer);
+  for (size_t i = 0; i < length; i++) {
     if (canary[i] != CANARY) {
       char which[32] = "first";
       if (i > 0) msg_format(which, sizeof which, "%zu%s", i + 1, ordinal_suffix(i + 1));

@@ -22,7 +22,7 @@ static void add_heap(heap_t *heap, void *arg) {
 }
 
 /* The largest block of statistics class i: the size classes, continued by
- * their rule (eight steps per doubling) up to LARGE_MAX. */
+ * their rule (eight steps per doubling) up to ARENA_MAX. */
 static unsigned long long stats_class_size(unsigned i) {
   if (i < CLASS_COUNT) return class_size[i];
   unsigned long long base = 128ull << ((i - 8) / 8);
@@ -99,7 +99,7 @@ void brisk_stats_print(int fd, int json) {
       if (i < STATS_CLASS_COUNT - 1)
         msg_format(label, sizeof label, "%llu", s.class_size[i]);
       else
-        msg_format(label, sizeof label, "> %zu", (size_t)LARGE_MAX);
+        msg_format(label, sizeof label, "> %zu", (size_t)ARENA_MAX);
       msg_printf(fd, "    %10s %14llu %14llu %12lld\n", label, s.class_mallocs[i], s.class_frees[i],
                  (long long)(s.class_mallocs[i] - s.class_frees[i]));
     }
