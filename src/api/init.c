@@ -23,7 +23,6 @@ static void fork_child(void) {
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();
-  page_after_fork();
 }
 
 static bool init_done; /* process_init_once ran to its end */

@@ -1,19 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Allocation, one entry per size range. size_range_of (core.h) decides the
- * range; each range is served one way in every build and mode, and its
- * entry reads top-down as fast path, refill, slow refill:
- *
- *   small   small_alloc (core.h: the class's first page)
- *           → small_refill (the page's own frees) → small_refill_slow
- *   medium  medium_alloc (with the purger kept out) → medium_refill
- *   arena   arena_alloc (arena.c)
- *   huge    huge_alloc (huge.c)
- *
- * Both page ranges refill through refill_locked: a page of the class with a
- * free block (collecting frees, carving, parking full pages on the way),
- * else a fresh page. alloc_sized routes any size to its entry (malloc_slow,
- * the diagnostic modes); api/malloc.c's fast path routes by itself with
- * size_range_of and calls the entries. alloc_aligned over-allocates. */
+/* Allocation, one entry per size range (size_range_of, core.h, routes),
+ * each read top-down as fast path, refill, slow refill: small_alloc (the
+ * class's first page, core.h) → small_refill → small_refill_slow;
+ * medium_alloc → medium_refill; arena_alloc (arena.c); huge_alloc (huge.c).
+ * Both page ranges refill through refill_locked. alloc_sized routes any
+ * size for malloc_slow and the diagnostic modes; api/malloc.c's fast path
+ * routes by itself and calls the entries. */
 #include "core.h"
 
 #include <errno.h>

@@ -34,6 +34,10 @@
  * their TLBs. Past it, a big table calloc'd and touched in part commits only
  * what is touched, as under glibc, which maps blocks that size fresh. */
 #define CALLOC_CLEAR_WHOLE_MAX (128 * KiB)
+/* False in a forked child: a purge marks chunks purged before it asks the OS
+ * to, so a fork in between leaves the child chunks marked purged that still
+ * hold data, and it cannot tell which: calloc clears all it hands out. */
+static bool zero_trusted = true;
 
 /* The header's two words are atomic: another thread's free reads them (to
  * validate its pointer) while the owner may be flipping a flag of the same
@@ -149,16 +153,19 @@ static bool chunk_unpurge(chunk_t *chunk, uint64_t head) {
 /* Takes a free chunk out of its bin, committed; false, with the chunk left
  * in its bin, when it was purged and cannot be committed again (Windows,
  * out of commit charge): a malloc then fails, a free does not coalesce. */
-static bool bin_take(arena_t *arena, chunk_t *chunk) {
-  uint64_t head = head_of(chunk);
-  if ((head & CHUNK_PURGED) && !chunk_unpurge(chunk, head)) return false;
-  unsigned bin = bin_of(CHUNK_SIZE(head));
+static void bin_unlink(arena_t *arena, chunk_t *chunk, unsigned bin) {
   if (chunk->prev != NULL)
     chunk->prev->next = chunk->next;
   else
     arena->bins[bin] = chunk->next;
   if (chunk->next != NULL) chunk->next->prev = chunk->prev;
   if (arena->bins[bin] == NULL) arena->bitmap[bin / 64] &= ~((uint64_t)1 << (bin % 64));
+}
+
+static bool bin_take(arena_t *arena, chunk_t *chunk) {
+  uint64_t head = head_of(chunk);
+  if ((head & CHUNK_PURGED) && !chunk_unpurge(chunk, head)) return false;
+  bin_unlink(arena, chunk, bin_of(CHUNK_SIZE(head)));
   return true;
 }
 
@@ -258,9 +265,9 @@ static void *arena_take_chunk(heap_t *heap, arena_t *arena, size_t need, size_t 
   arena->dirty_bytes = arena->dirty_bytes > need ? arena->dirty_bytes - need : 0;
   uint64_t found = head_of(chunk);
   /* A purged inside reads zero, but in a forked child, where a purge in
-   * flight at the fork may have set the flag only (see page_zero_trusted). */
+   * flight at the fork may have set the flag only (see arena_after_fork). */
   uintptr_t zero_from = 0;
-  size_t zero_bytes = (found & CHUNK_PURGED) && page_zero_trusted
+  size_t zero_bytes = (found & CHUNK_PURGED) && zero_trusted
                           ? purge_range(chunk, CHUNK_SIZE(found), &zero_from)
                           : 0;
   size_t have = CHUNK_SIZE(found);
@@ -497,6 +504,7 @@ static heap_t arena_set_aside;
  * them the child starts an empty arena and leaves the old one's memory
  * where it is: its blocks stay valid, and freeing one leaks it. */
 void arena_after_fork(void) {
+  zero_trusted = false;
   heap_t *heap = heap_current();
   if (heap == &heap_empty || atomic_load_relaxed(&heap->arena.lock) == 0) return;
   for (segment_t *segment = heap->arena.first_segment; segment != NULL; segment = segment->next)
@@ -564,11 +572,7 @@ static void arena_release_empty(arena_t *arena, uint64_t now, uint64_t min_age_m
     size_t kept = force ? 0 : 1;
     if (CHUNK_SIZE(head) == whole && (force || now >= chunk->free_ms + min_age_ms) &&
         atomic_load_relaxed(&arena->xsegments) > kept) {
-      if (chunk->prev != NULL)
-        chunk->prev->next = next;
-      else
-        arena->bins[bin] = next;
-      if (next != NULL) next->prev = chunk->prev;
+      bin_unlink(arena, chunk, bin);
       segment_t *segment = segment_of(chunk);
       segment_t **link = &arena->first_segment;
       while (*link != segment)
@@ -583,7 +587,6 @@ static void arena_release_empty(arena_t *arena, uint64_t now, uint64_t min_age_m
     }
     chunk = next;
   }
-  if (arena->bins[bin] == NULL) arena->bitmap[bin / 64] &= ~((uint64_t)1 << (bin % 64));
 }
 
 /* Under the lock: purges the inside of every chunk free for min_age_ms

@@ -6,15 +6,13 @@
  * stays resident until some thread takes a slow path again.
  *
  * When it starts and how often it runs is the policy table's (PURGER_*,
- * core.h). A single-threaded program never gets it: it would make the
- * program multithreaded, which changes what the C library does for it (a
- * fork from a signal handler is only safe single-threaded); there, and with
- * BRISK_BACKGROUND=0, free memory is purged eagerly instead (HEAP_DIRTY_MAX,
- * SEGMENT_CACHE_RESIDENT_MAX), as in a forked child. It runs at the lowest
- * priority with every signal blocked, and each round does what
- * housekeeping does for the parts no thread is tending: the caches, the
- * heaps of exited threads, and the free pages of heaps whose threads are
- * busy elsewhere (it tries their lock and skips them when taken). */
+ * core.h). A single-threaded program never gets it: a second thread would
+ * change what the C library allows it (a fork from a signal handler); there,
+ * with BRISK_BACKGROUND=0 and in a forked child, memory is purged eagerly
+ * instead. It runs at the lowest priority with every signal blocked, and
+ * each round does housekeeping's work for the parts no thread tends: the
+ * caches, exited threads' heaps, and the free pages of heaps whose threads
+ * are busy elsewhere (it only tries their locks). */
 #include "core.h"
 
 enum { IDLE, RUNNING, OFF };
@@ -95,8 +93,4 @@ void background_after_fork(void) {
   /* No batches of remote frees: nothing would send an idle thread's on. */
   atomic_store_relaxed(&xremote_batching, REMOTE_FREES_SEEN);
   atomic_store_relaxed(&xmemory_purge_eagerly, true);
-}
-
-bool background_running(void) {
-  return atomic_load_relaxed(&xstate) == RUNNING;
 }

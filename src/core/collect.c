@@ -54,20 +54,14 @@ bool collect_idle_pages(heap_t *heap, uint64_t now) {
   return released != 0;
 }
 
-/* An exiting thread tidies its heap: it takes in the frees other threads
- * sent, retires its empty pages and purges what has waited the purge delay,
- * so a pool whose threads end gives their memory back as they go. Except
- * while threads come and go (one took a heap within the purge delay), as in a
- * program that starts a thread per task: then the heap keeps its warm pages,
- * and their segments, for the next thread to adopt, which reuses them
- * without page faults, where retiring every page sent whole segments through
- * the process-wide cache (too small for a wave of exiting threads) and the
- * next wave faulted fresh ones in. If no thread comes after all, the
- * background purger's sweep of abandoned heaps tidies the heap, or where
- * there is none (Windows, BRISK_BACKGROUND=0, a forked child) the sweep that
- * housekeeping makes on a running thread's slow path (without the purger,
- * tidying every exiting thread's heap regardless made threads started one
- * after another set up everything again each time). */
+/* An exiting thread tidies its heap (frees taken in, empty pages retired,
+ * what has waited purged), so a pool whose threads end gives their memory
+ * back as they go. Except while threads come and go (one took a heap within
+ * the purge delay): then the heap keeps its warm pages, and their segments,
+ * for the next thread to adopt without page faults, where retiring them
+ * sent whole segments through the cache, too small for a wave of exiting
+ * threads. If no thread comes after all, a sweep of abandoned heaps (the
+ * purger's, or housekeeping's where there is none) tidies the heap. */
 void collect_thread_exit(void *arg) {
   heap_t *heap = arg;
   if (heap == NULL || heap == &heap_empty) return;
@@ -86,12 +80,9 @@ void collect_thread_exit(void *arg) {
 /* A sweep that is not forced (housekeeping, the background purger, a
  * refill about to map a segment) gives up when another thread holds the
  * lock. While the purger runs, it also leaves alone a heap abandoned within
- * the purge delay: while threads come and go the next thread takes it up
- * within that time, and tidying it first retired its warm pages and sent
- * its empty segments through the process-wide cache, too small for a wave
- * of exiting threads, so the next ones mapped and faulted in fresh
- * segments. Without the purger these sweeps are all that bounds what exited
- * threads keep, so there they tidy young heaps too. */
+ * the purge delay, which the next thread is likely to adopt (see
+ * collect_thread_exit). Without the purger these sweeps are all that bounds
+ * what exited threads keep, so there they tidy young heaps too. */
 void collect_abandoned(bool force) {
   if (force)
     heaps_lock();

@@ -513,16 +513,10 @@ static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, 
   uint64_t offset = (uintptr_t)p - (uintptr_t)page->area;
   return offset * page->block_magic < carved_limit;
 }
-/* False in a forked child: a purge in flight at the fork may have marked
- * memory purged that still holds data there (see page_after_fork), so the
- * arena's calloc trusts no purged chunk to read zero. */
-INTERNAL extern bool page_zero_trusted;
-INTERNAL void page_after_fork(void);
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
 static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const heap_t *heap) {
   return atomic_load_relaxed(&page->xowner_tag) == heap;
 }
-INTERNAL void page_owner_tag_update(heap_t *heap, page_t *page);
 INTERNAL page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map);
 /* Takes in the page's remote frees, and moves its owner's own frees onto an
  * empty `free`; whether `free` then has a block. */
@@ -535,7 +529,6 @@ INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool ma
 /* For a medium class: the first page of a class up to one doubling larger
  * that has a free block (see page.c), or NULL. */
 INTERNAL page_t *page_borrow_larger(heap_t *heap, unsigned size_class);
-INTERNAL void page_unpark(heap_t *heap, page_t *page);
 /* The owner's free of a block whose page needs care (see page_is_plain),
  * under the heap's pages_lock or with the heap claimed: unparks the page,
  * puts the block on local_free, retires the page if that was its last block. */
@@ -544,11 +537,10 @@ INTERNAL void page_free_locked(heap_t *heap, page_t *page, block_t *block);
 static inline bool heap_class_has_warm(const heap_t *heap, unsigned size_class) {
   return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
 }
-/* Retires a page whose last block came back (a warm page never gets here:
- * its pin keeps `used` above zero): page_retire for the owner's fast paths,
- * taking the heap's pages_lock; page_retire_locked under it. */
+/* Retires a page whose last block came back on the owner's fast path,
+ * taking pages_lock (a warm page never gets here: its pin keeps `used` above
+ * zero). */
 INTERNAL void page_retire(heap_t *heap, page_t *page);
-INTERNAL void page_retire_locked(heap_t *heap, page_t *page);
 /* The background purger's part, under pages_lock, in a live heap whose
  * thread has not tidied it lately: retires the pages whose blocks have all
  * come back, remote frees included, warm pages too, except the first page
@@ -625,9 +617,7 @@ INTERNAL void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void 
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 
 /* ---- fence.c: the fence between a heap's owner and the background purger ---------- */
-/* Whether the background purger keeps owners out with the asymmetric fence
- * (see fence.c): set as the purger starts, where the process registered for
- * the fence at start-up. */
+/* Whether the purger keeps owners out with the fence (set by fence_start). */
 INTERNAL extern _Atomic(bool) xfence_ready;
 /* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
  * each side of the fence where the other must find it, and counts what each
@@ -654,10 +644,9 @@ extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
 INTERNAL void fence_init(void);
 /* The purger's thread starts: the fence is on if the process registered. */
 INTERNAL bool fence_start(void);
-/* The owner's side, for a change to its heap that the purger may also make:
- * true when the owner is marked busy, so that the purger leaves the heap
- * alone until fence_owner_leave; false when there is no fence or the purger
- * is in. */
+/* The owner's side: true when it is marked busy, so that the purger leaves
+ * the heap alone until fence_owner_leave; false when there is no fence or
+ * the purger is in. */
 static inline bool fence_owner_enter(heap_t *heap) {
   if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
   atomic_store_relaxed(&heap->xowner_busy, 1);
@@ -686,9 +675,8 @@ static inline void fence_owner_unlock(heap_t *heap, bool marked) {
   else
     brief_lock_release(&heap->pages_lock);
 }
-/* The purger's side, holding the heap's pages_lock: true when the owner is
- * kept out (or there is no fence: owners take the lock), until
- * fence_purger_leave; false when the owner is busy (try next round). */
+/* The purger's side, holding pages_lock: true when the owner is kept out
+ * until fence_purger_leave (or takes the lock); false when it is busy. */
 INTERNAL bool fence_purger_enter(heap_t *heap);
 INTERNAL void fence_purger_leave(heap_t *heap);
 
@@ -759,11 +747,8 @@ INTERNAL void huge_cache_collect(uint64_t now, bool force);
 INTERNAL void huge_cache_after_fork(void);
 
 /* ---- remote.c: remote frees, posted by the freeing thread, collected by the owner ---- */
-/* Whether remote frees are batched (see remote.c): only while the
- * background purger runs with the fence, which sends an idle thread's
- * batches on. Until then, a thread's PURGER_AFTER_REMOTE_FREES'th remote
- * free asks for the purger (background_wanted), however little the program
- * has committed. */
+/* Whether remote frees are batched: only while the purger runs with the
+ * fence (remote.c); until then they are counted (PURGER_AFTER_REMOTE_FREES). */
 enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
 INTERNAL extern _Atomic(uint8_t) xremote_batching;
 /* Blocks head..tail for a parked page of owner: onto its delayed list. */
@@ -807,10 +792,9 @@ static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) 
   key = (key >> PAGE_DESCRIPTOR_SHIFT) ^ (key >> SEGMENT_SHIFT);
   return &heap->remote_batches[key % REMOTE_BATCHES];
 }
-/* The freeing side: block (validated, cookie written) of page, in a live
- * thread's heap owner, from heap's thread: into a batch while batching and
- * the thread is marked busy, else onto the page's remote list. Inline, so
- * that free_slow needs no stack frame. */
+/* The freeing side: block (validated, cookie written) of a live thread's
+ * heap owner, into a batch or onto its page's remote list. Inline, so that
+ * free_slow needs no stack frame. */
 static inline void remote_post(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
   uint8_t batching = atomic_load_relaxed(&xremote_batching);
   if (likely(batching == REMOTE_FREES_BATCHED) && page->block_size <= REMOTE_BATCH_BLOCK_MAX &&
@@ -879,7 +863,6 @@ INTERNAL void collect_after_fork(void);
 INTERNAL void background_wanted(void);
 /* In a forked child: the purger did not come along; start it again when wanted. */
 INTERNAL void background_after_fork(void);
-INTERNAL bool background_running(void);
 
 /* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
 /* The ranges of sizes, each served one way in every build and mode: a page

@@ -1,27 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The fence between a heap's owner and the background purger. Both may
- * change a live heap's queues and batches: the owner on its slow paths, the
- * purger when it retires an idle thread's empty pages and sends its batches
- * on. pages_lock keeps them apart, but its exchange, taken by the owner on
- * every medium block and batched remote free, waits for every store the
- * thread made before it to reach the cache. Where the OS has an asymmetric
- * fence (Linux's private expedited membarrier), the owner's side is plain
- * stores instead:
- *
- *   fence_owner_enter    marks the owner busy (xowner_busy), then reads
- *                        whether the purger is in (xpurger_in);
- *   fence_purger_enter   holding pages_lock, says the purger is in, makes
- *                        every running thread pass a full barrier
- *                        (platform_fence_all), then reads the owner's mark.
- *
- * Either the purger sees the mark and leaves the heap for its next round,
- * or the owner sees the purger and takes pages_lock (fence_owner_lock),
- * which the purger holds. The purger is the only other thread that takes a
- * live heap's pages_lock, so the mark stands in for the lock over a whole
- * take, refill included. Until the purger runs with the fence (fence_start),
- * under ThreadSanitizer (blind to the fence) and on Windows, owners take
- * the lock. tests/fence_protocol.c holds each side inside the fence
- * (test_hooks) and checks that the other finds it there. */
+/* The fence between a heap's owner and the background purger, which both
+ * change a live heap's queues and batches (the purger retires an idle
+ * thread's empty pages and sends its batches on). pages_lock keeps them
+ * apart, but its exchange, on every medium block and batched remote free,
+ * waits for every earlier store of the thread to reach the cache. Where the
+ * OS has an asymmetric fence (Linux's membarrier), the owner's side is
+ * plain stores: fence_owner_enter marks the owner busy, then reads whether
+ * the purger is in; fence_purger_enter, holding pages_lock, says the purger
+ * is in, makes every running thread pass a full barrier, then reads the
+ * mark. Either the purger sees the mark and leaves the heap for its next
+ * round, or the owner sees the purger and takes pages_lock
+ * (fence_owner_lock). The purger is the only other thread that takes a live
+ * heap's pages_lock, so the mark stands in for the lock over a whole take,
+ * refill included. Until the purger runs, under ThreadSanitizer (blind to
+ * the fence) and on Windows, owners take the lock. tests/fence_protocol.c
+ * holds each side inside the fence and checks that the other finds it. */
 #include "core.h"
 
 _Atomic(bool) xfence_ready;

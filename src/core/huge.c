@@ -281,13 +281,10 @@ void huge_free(segment_t *segment, const void *p) {
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
                    segment->pages[0].area == (uint8_t *)segment + huge_offset(0) &&
                    option_get(OPTION_PURGE_DELAY) != 0;
-  segment_t *evicted =
-      cacheable ? span_cache_push(&cache, segment, platform_clock_ms(), cache_budget()) : segment;
-  while (evicted != NULL) {
-    segment_t *next = cacheable ? evicted->next : NULL;
-    huge_unmap(evicted);
-    evicted = next;
-  }
+  if (cacheable)
+    cache_span(segment, platform_clock_ms());
+  else
+    huge_unmap(segment);
 }
 
 size_t huge_usable_size(const segment_t *segment, const void *p) {

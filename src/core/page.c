@@ -39,11 +39,6 @@ static uint8_t flags_of(const page_t *page) {
 /* Every change of flags re-derives the owner tag (the invariant in types.h). */
 static void flags_set(heap_t *heap, page_t *page, uint8_t flags) {
   atomic_store_relaxed(&page->xflags, flags);
-  page_owner_tag_update(heap, page);
-}
-
-void page_owner_tag_update(heap_t *heap, page_t *page) {
-  uint8_t flags = flags_of(page);
   bool plain =
       !diag_counting && (flags & PAGE_IN_USE) && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
   atomic_store_relaxed(&page->xowner_tag, plain ? heap : NULL);
@@ -133,16 +128,6 @@ static void page_move_to_front(heap_t *heap, page_t *page) {
 uint8_t *page_block_start(const page_t *page, const void *p) {
   size_t offset = (size_t)((const uint8_t *)p - page->area);
   return page->area + offset - offset % page->block_size;
-}
-
-bool page_zero_trusted = true;
-
-/* A purge marks pages purged before it asks the OS to purge them (see
- * purge_segment_expired), so a fork in between leaves the child pages
- * marked purged that still hold their data. The child cannot tell which,
- * so from then on calloc clears every block it hands out. */
-void page_after_fork(void) {
-  page_zero_trusted = false;
 }
 
 /* Takes in the page's remote frees; returns how many arrived. When both
@@ -411,7 +396,7 @@ static bool page_park(heap_t *heap, page_t *page) {
   return true;
 }
 
-void page_unpark(heap_t *heap, page_t *page) {
+static void page_unpark(heap_t *heap, page_t *page) {
   queue_remove(&heap->full, page);
   collect_thread_free(page); /* clears XFREE_NOTIFY */
   flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
@@ -420,14 +405,6 @@ void page_unpark(heap_t *heap, page_t *page) {
   if (queue->first == page) direct_update(heap, page->size_class);
   QUEUE_VERIFY(heap, queue);
   QUEUE_VERIFY(heap, &heap->full);
-}
-
-void page_free_locked(heap_t *heap, page_t *page, block_t *block) {
-  if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
-  block->next = page->local_free;
-  page->local_free = block;
-  brisk_assert(page->used > 0);
-  if (--page->used == 0) page_retire_locked(heap, page);
 }
 
 /* Every caller has taken in the page's remote frees, so all the blocks it
@@ -446,7 +423,7 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   segment_page_free(heap, page);
 }
 
-void page_retire_locked(heap_t *heap, page_t *page) {
+static void page_retire_locked(heap_t *heap, page_t *page) {
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   retire_from_queue(heap, &heap->queues[page->size_class], page);
 }
@@ -455,6 +432,14 @@ void page_retire(heap_t *heap, page_t *page) {
   brief_lock_acquire(&heap->pages_lock);
   page_retire_locked(heap, page);
   brief_lock_release(&heap->pages_lock);
+}
+
+void page_free_locked(heap_t *heap, page_t *page, block_t *block) {
+  if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
+  block->next = page->local_free;
+  page->local_free = block;
+  brisk_assert(page->used > 0);
+  if (--page->used == 0) page_retire_locked(heap, page);
 }
 
 /* The page's blocks in use, its pin included: `used` less the remote frees

@@ -1,48 +1,35 @@
 /* SPDX-License-Identifier: MIT */
-/* Remote frees: blocks that a thread frees into another thread's heap. One
- * name per side:
+/* Remote frees: blocks a thread frees into another thread's heap. One name
+ * per side: the freeing thread posts (remote_post, inline in core.h: onto
+ * the page's remote list with one compare-and-swap, or into a batch;
+ * remote_post_flush sends its batches); the owner collects (remote_collect:
+ * its delayed list; a page's own remote list is taken in by page_collect,
+ * page.c, with one exchange when the page's `free` runs dry).
  *
- *   remote_post     the freeing thread: the block goes onto its page's
- *                   remote list (xthread_free) with one compare-and-swap,
- *                   or into a batch (below); into an exited thread's heap,
- *                   straight home (remote_post_abandoned). remote_post_flush
- *                   sends the thread's open batches.
- *   remote_collect  the owner: takes in its heap's delayed list (below). A
- *                   page's own remote list is taken in with one exchange by
- *                   page_collect (page.c), when the page's `free` runs dry.
+ * The delayed list: a parked page has XFREE_NOTIFY set in its remote list's
+ * word; the next remote free clears the bit and sends its block (or batch)
+ * to the heap's delayed list instead, which is how the owner learns, at its
+ * next refill or housekeeping, that the page has room again.
  *
- * The delayed list (heap_t's xdelayed). A page with nothing free is parked
- * on its heap's full list with XFREE_NOTIFY set in its remote list's word;
- * the next remote free clears the bit and sends its block (or batch) to the
- * heap's delayed list instead, which is how the owner learns the page has
- * room again: it drains the list at its next refill or housekeeping and
- * unparks the page. So a remote free costs one compare-and-swap, plus one
- * push once per parking.
- *
- * Batches. A compare-and-swap is a locked instruction: it waits until the
- * thread's earlier stores have reached the cache, among them the link just
- * written into the block, whose line the owner's core holds when the owner
- * wrote the block last (a message passed from one thread to the next). So
- * while the background purger runs with the fence (xremote_batching), a
- * thread chains its remote frees of blocks up to REMOTE_BATCH_BLOCK_MAX
- * bytes into a batch per page in its own heap, with plain stores and its
- * busy mark set, and pushes a chain with one compare-and-swap when it holds
- * REMOTE_BATCH_MAX blocks, when another page takes its slot, and at the
- * thread's refills, housekeeping and exit. A block in a batch is still in
- * use for its owner, so the purger sends on the batches of a thread gone
- * idle, and brisk_collect() those of every live thread, each under the
- * thread's pages_lock with the thread kept out by the fence.
- * remote_batches_open is read without either, as a hint, so it is stored
- * with relaxed atomics. */
+ * Batches: a compare-and-swap waits until the thread's earlier stores reach
+ * the cache, among them the link just written into the block, whose line
+ * the owner's core often holds. So while the purger runs with the fence, a
+ * thread chains its remote frees of small blocks into a batch per page in
+ * its own heap, with plain stores under its busy mark, and pushes a chain
+ * with one compare-and-swap when it is full, when another page takes its
+ * slot, and at the thread's refills, housekeeping and exit; a block in a
+ * batch is still in use for its owner, so the purger sends on the batches
+ * of a thread gone idle, and brisk_collect() those of every live thread,
+ * each under the thread's pages_lock with the thread kept out by the fence.
+ * remote_batches_open is also read as a hint, without either. */
 #include "core.h"
 
 _Atomic(uint8_t) xremote_batching; /* REMOTE_FREES_UNSEEN */
 
 /* ---- the freeing side -------------------------------------------------------- */
 
-/* Blocks head..tail of one page of a heap whose thread has exited: while the
- * heap is claimed it is ours, so they go straight home (retiring their page
- * when it empties) instead of waiting for a sweep or a new owner. */
+/* While the heap is claimed it is ours: the blocks go straight home
+ * (retiring their page when it empties), not to a sweep or a new owner. */
 bool remote_post_abandoned(heap_t *owner, page_t *page, block_t *head, block_t *tail) {
   if (!heap_is_abandoned(owner) || !heap_claim(owner)) return false;
   for (block_t *block = head, *next; block != NULL; block = next) {
@@ -72,8 +59,7 @@ void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page, block_
   counter_add(heap->remote_batches_open, 1);
 }
 
-/* Before the purger runs: enough remote frees make it wanted (see
- * xremote_batching); the thread's next slow path starts it. */
+/* The thread's next slow path starts the purger. */
 void remote_frees_count(heap_t *heap) {
   if (++heap->remote_frees_unbatched < PURGER_AFTER_REMOTE_FREES) return;
   uint8_t unseen = REMOTE_FREES_UNSEEN;
@@ -88,8 +74,8 @@ void remote_post_flush(heap_t *heap) {
 
 /* ---- the owner's side ------------------------------------------------------------- */
 
-/* The blocks go home, unparking their pages (under pages_lock, or with the
- * heap claimed). */
+/* Under pages_lock, or with the heap claimed: the blocks go home, unparking
+ * their pages. */
 bool remote_collect(heap_t *heap) {
   if (atomic_load_relaxed(&heap->xdelayed) == NULL) return false;
   block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);
@@ -102,13 +88,11 @@ bool remote_collect(heap_t *heap) {
   return drained;
 }
 
-/* The background purger, under pages_lock, for an owner gone idle (see
- * page_release_idle): a block whose page its owner has since unparked moves
- * to that page's remote list, where it is counted with the page's other
- * remote frees; the owner's fast path may be freeing into such a page, so
- * the purger cannot push onto its local list. A block of a page still
- * parked goes back on the delayed list, which is how the owner will learn
- * that the page has room. */
+/* A block whose page its owner has since unparked goes onto that page's
+ * remote list, counted with the page's other remote frees (page_release_idle
+ * reads them): the owner's fast path may be freeing into such a page, so the
+ * purger cannot touch its local lists. A block of a page still parked goes
+ * back on the delayed list, for the owner to learn that the page has room. */
 void remote_collect_idle(heap_t *heap) {
   if (atomic_load_relaxed(&heap->xdelayed) == NULL) return;
   block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);

@@ -152,8 +152,8 @@ typedef enum segment_kind {
 } segment_kind;
 
 /* A free block: the free-list link, then a cookie (a per-process secret)
- * that says "already free" to a second free. malloc
- * clears the cookie, so a live block never carries it. */
+ * that says "already free" to a second free. malloc clears the cookie, so a
+ * live block never carries it. */
 typedef struct block_s {
   struct block_s *next;
   uintptr_t cookie;
@@ -228,7 +228,7 @@ typedef struct page_s {
    * NULL when frees need the slow path. Invariant: xowner_tag == owner heap
    * iff the page is in use, plain (no block handed out at an interior
    * offset, not parked on the full list) and no diagnostic mode counts
-   * calls. Written only by page_owner_tag_update() (a huge block's page
+   * calls. Written only by flags_set (page.c; a huge block's page
    * keeps the NULL of its zeroed header), read by page_is_plain(). */
   _Alignas(64) _Atomic(struct heap_s *) xowner_tag;
   uint8_t *area; /* first block */
@@ -378,8 +378,7 @@ typedef struct heap_s {
    * carved bytes"). Changed with the queues (under pages_lock, the owner's
    * busy mark or a claim of the heap), read by anyone with relaxed loads. */
   size_t carved_bytes;
-  /* The fence between the owner and the background purger (fence.c): the
-   * owner's busy mark, and the purger's mark that it is in. */
+  /* The fence (fence.c): the owner's busy mark, the purger's "in". */
   _Atomic(uint8_t) xowner_busy;
   _Atomic(uint8_t) xpurger_in;
   /* The heap's segments and their free pages: the owner changes them on
@@ -400,9 +399,7 @@ typedef struct heap_s {
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
   arena_t arena;
-  /* This heap's thread's frees into other heaps' pages, batched: changed by
-   * the thread with xowner_busy set, or under pages_lock by the thread or
-   * the background purger (which sends an idle thread's batches on). */
+  /* This heap's thread's frees into other heaps' pages, batched (remote.c). */
   uint32_t remote_batches_open;
   uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
