@@ -19,11 +19,10 @@ static platform_once_t init_once = PLATFORM_ONCE_INIT;
 static void fork_child(void) {
   background_after_fork();
   collect_after_fork();
-  span_after_fork(); /* before heaps_after_fork, which empties the heap's locks */
+  arena_after_fork(); /* before heaps_after_fork, which empties the heap's locks */
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();
-  page_after_fork();
 }
 
 static bool init_done; /* process_init_once ran to its end */
@@ -40,7 +39,7 @@ static void process_init_once(void) {
   report_init();
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
-  background_init();
+  fence_init(); /* while the process most often has one thread */
   platform_atfork(NULL, NULL, fork_child);
   init_done = true;
 }
@@ -68,8 +67,7 @@ bool process_start(void) {
  * once, whichever of the platform's hook and brisk_binding_done comes first. */
 void process_stop(void) {
   static _Atomic(bool) xstopped;
-  if (init_done && !atomic_exchange_explicit(&xstopped, true, memory_order_relaxed))
-    diag_reports_at_exit();
+  if (init_done && !atomic_exchange_relaxed(&xstopped, true)) diag_reports_at_exit();
 }
 
 PLATFORM_PROCESS_HOOKS(process_start, process_stop)

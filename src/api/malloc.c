@@ -5,25 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-/* calloc's clearing. A large block (past MEDIUM_MAX) carved from memory
- * that reads zero needs only its link and cookie cleared: a program that
- * callocs big tables and touches a little of each then commits only what it
- * touches, as it does under glibc, which maps blocks that size fresh.
- * Smaller blocks are cleared whole all the same: a program that reads a
- * fresh block before it writes it maps the kernel's shared zero page first
- * and faults again to replace it, and with threads on other cores each such
- * replacement interrupts them all to flush their TLBs (clearing only links
- * and cookies of every size made mimalloc's stress test, which checks each
- * word of a calloc'd block before writing it, 2.5 times slower). */
-static void clear_block(void *p, size_t size) {
-  if (size > MEDIUM_MAX && segment_of(p)->kind != SEGMENT_SPANS &&
-      page_block_reads_zero(page_of(segment_of(p), p), p))
-    memset(p, 0, sizeof(block_t));
-  else
-    memset(p, 0, size);
-}
-
-void *malloc_slow(size_t size, bool zero) {
+NOINLINE void *malloc_slow(size_t size, bool zero) {
   heap_t *heap = heap_for_this_thread();
   if (unlikely(heap == NULL)) {
     errno = ENOMEM;
@@ -31,41 +13,34 @@ void *malloc_slow(size_t size, bool zero) {
   }
   if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
-  if (size <= LARGE_MAX) {
-    void *p = alloc_small(heap, size);
-    if (zero && p != NULL) clear_block(p, size);
-    return p;
-  }
-  background_wanted();
-  return huge_malloc(size, 0, zero);
+  return alloc_sized(heap, size, zero);
 }
 
-/* A block past the direct sizes, with no more checks than the direct fast
- * path makes when its class already has a page: heap_empty and
- * heap_reporting have no pages, and a diagnostic mode must see every call,
- * so those go on to malloc_slow. (Through malloc_slow alone such a block
- * took about twice the instructions.) A small class pops its first page as
- * the direct path does; a medium one (up to ARENA_MIN) takes its block under
- * the heap's lock, first page included (alloc_locked); a larger one comes
- * from the heap's arena. */
+/* A block past the direct sizes, routed here (size_range_of) with no more
+ * checks than the direct fast path makes when its class already has a
+ * page: heap_empty and heap_reporting have no pages, and a diagnostic mode
+ * must see every call, so those go on to malloc_slow, as huge blocks do. */
 static inline __attribute__((always_inline)) void *past_direct(size_t size, bool zero) {
-  if (likely(size - (DIRECT_MAX + 1) < LARGE_MAX - DIRECT_MAX && !diag_counting)) {
-    heap_t *heap = heap_current();
-    if (size > SMALL_MAX) {
-      if (unlikely(heap == &heap_empty || heap == &heap_reporting)) return malloc_slow(size, zero);
-      if (size > ARENA_MIN) return span_malloc(heap, size, zero); /* clears what it must */
-      void *p = alloc_locked(heap, size_class_of(size));
-      if (zero && p != NULL) clear_block(p, size);
-      return p;
-    }
+  size_range range = size_range_of(size);
+  if (unlikely(diag_counting) || range == RANGE_HUGE) return malloc_slow(size, zero);
+  heap_t *heap = heap_current();
+  void *p;
+  if (range == RANGE_SMALL) {
+    /* A direct size here has found its direct slot's page empty (the
+     * binding's getmem): malloc_slow takes it, and the sizes below are past
+     * DIRECT_MAX, which keeps size_class_of short. */
+    if (unlikely(size <= DIRECT_MAX)) return malloc_slow(size, zero);
     unsigned size_class = size_class_of(size);
-    page_t *page = heap->queues[size_class].first;
-    if (unlikely(page == NULL)) return malloc_slow(size, zero); /* or not a thread's own heap */
-    void *p = page->free != NULL ? page_pop(page) : alloc_refilled(heap, size_class);
-    if (zero && p != NULL) clear_block(p, size);
-    return p;
+    if (unlikely(heap->queues[size_class].first == NULL)) /* or not a thread's own heap */
+      return malloc_slow(size, zero);
+    p = small_alloc(heap, size_class);
+  } else {
+    if (unlikely(heap == &heap_empty || heap == &heap_reporting)) return malloc_slow(size, zero);
+    if (range == RANGE_ARENA) return arena_alloc(heap, size, zero); /* clears what it must */
+    p = medium_alloc(heap, size_class_of(size));
   }
-  return malloc_slow(size, zero);
+  if (zero && p != NULL) memset(p, 0, size);
+  return p;
 }
 
 static NOINLINE void *calloc_past_direct(size_t size) {
@@ -73,7 +48,7 @@ static NOINLINE void *calloc_past_direct(size_t size) {
 }
 
 /* malloc's case apart from calloc's, so that every call out of it is a tail
- * call and it saves no registers (12 instructions fewer on a medium block). */
+ * call and it saves no registers. */
 void *malloc_past_direct(size_t size, bool zero) {
   if (unlikely(zero)) return calloc_past_direct(size);
   return past_direct(size, false);
@@ -112,7 +87,7 @@ READS_POINTER_HEADER size_t brisk_usable_size(const void *p) {
   if (unlikely(segment->kind == SEGMENT_REPORT)) return report_block_size(p);
   if (unlikely(diag_counting)) return diag_usable_size(p);
   if (segment->kind == SEGMENT_HUGE) return huge_usable_size(segment, p);
-  if (segment->kind == SEGMENT_SPANS) return span_usable_size(segment, p);
+  if (segment->kind == SEGMENT_ARENA) return arena_usable_size(segment, p);
   page_t *page = page_of(segment, p);
   const uint8_t *block = p;
   if (atomic_load_relaxed(&page->xflags) & PAGE_HAS_ALIGNED) block = page_block_start(page, p);

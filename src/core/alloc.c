@@ -1,16 +1,116 @@
 /* SPDX-License-Identifier: MIT */
-/* The allocation slow path: when the first page of a size class has nothing
- * free, find one that has (collecting frees, extending, parking full pages
- * on the way), else take a fresh page; and the aligned over-allocation. */
+/* Allocation, one entry per size range (size_range_of, core.h, routes),
+ * each read top-down as fast path, refill, slow refill: small_alloc (the
+ * class's first page, core.h) → small_refill → small_refill_slow;
+ * medium_alloc → medium_refill; arena_alloc (arena.c); huge_alloc (huge.c).
+ * Both page ranges refill through refill_locked. alloc_sized routes any
+ * size for malloc_slow and the diagnostic modes; api/malloc.c's fast path
+ * routes by itself and calls the entries. */
 #include "core.h"
 
 #include <errno.h>
+#include <string.h>
 
-/* Housekeeping rides on refills: every 16th, at most every half purge delay. */
-static void maybe_housekeeping(heap_t *heap) {
-  if ((++heap->slow_calls & 15) == 0 && platform_clock_ms() >= heap->next_housekeeping_ms)
-    collect_heap(heap, false);
+static NOINLINE void *small_refill_slow(heap_t *heap, unsigned size_class);
+static NOINLINE void *medium_refill(heap_t *heap, unsigned size_class, page_t *page, bool marked);
+static inline page_t *refill_locked(heap_t *heap, unsigned size_class);
+static void maybe_housekeeping(heap_t *heap);
+static void start_purger_if_due(heap_t *heap);
+
+/* flatten: the entries of this file are inlined here, so that a refill
+ * from malloc_slow costs no second call. */
+__attribute__((flatten)) void *alloc_sized(heap_t *heap, size_t size, bool zero) {
+  void *p;
+  switch (size_range_of(size)) {
+  case RANGE_SMALL:
+    p = small_alloc(heap, size_class_of(size));
+    break;
+  case RANGE_MEDIUM:
+    p = medium_alloc(heap, size_class_of(size));
+    break;
+  case RANGE_ARENA:
+    return arena_alloc(heap, size, zero); /* clears only what does not read zero */
+  default:
+    background_wanted(); /* a huge block is memory the purger may be wanted for */
+    return huge_alloc(size, 0, zero);
+  }
+  if (zero && p != NULL) memset(p, 0, size);
+  return p;
 }
+
+/* ---- small: the first page, its own frees, a refill ------------------------------ */
+
+/* The first page's `free` ran out, but blocks came back to it on the slow
+ * paths since (local_free): take those, with the page's remote frees. A
+ * class whose blocks are allocated and freed in turn on such a page ran the
+ * whole refill at nearly every allocation. Housekeeping keeps its pace: it
+ * counts refills, and skipping it here kept pages resident that it would
+ * have purged. It goes first, as in small_refill_slow: it may retire pages,
+ * this one included. */
+void *small_refill(heap_t *heap, unsigned size_class) {
+  page_t *first = heap->queues[size_class].first;
+  if (first != NULL && first->local_free != NULL) {
+    maybe_housekeeping(heap);
+    first = heap->queues[size_class].first;
+    if (first != NULL && page_collect(first)) return page_pop(first);
+  }
+  return small_refill_slow(heap, size_class);
+}
+
+static void *small_refill_slow(heap_t *heap, unsigned size_class) {
+  maybe_housekeeping(heap);
+  brief_lock_acquire(&heap->pages_lock);
+  page_t *page = refill_locked(heap, size_class);
+  brief_lock_release(&heap->pages_lock);
+  if (page == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  void *block = page_pop(page);
+  start_purger_if_due(heap); /* only now, with the block taken */
+  return block;
+}
+
+/* ---- medium: under the purger's exclusion, first page included ------------------- */
+
+/* Medium blocks (8-64 KiB) are taken with the purger kept out of the heap's
+ * queues, even from the first page of a class, so that the purger may
+ * retire those pages too once their blocks have all come back
+ * (page_release_idle): an idle thread's first pages of those classes are
+ * 512 KiB each, and they held most of what a pool kept resident while it
+ * waited. Small classes keep their lock-free first page. Out of the
+ * purger's way by the fence (fence.c): plain stores, where pages_lock's
+ * exchange would wait for every earlier store of the thread. */
+void *medium_alloc(heap_t *heap, unsigned size_class) {
+  bool marked = fence_owner_lock(heap);
+  page_t *page = heap->queues[size_class].first;
+  if (unlikely(page == NULL || page->free == NULL))
+    return medium_refill(heap, size_class, page, marked);
+  void *block = page_pop(page);
+  fence_owner_unlock(heap, marked);
+  start_purger_if_due(heap);
+  return block;
+}
+
+/* The first page has no block on `free`; the purger is still kept out. Out
+ * of line, so that medium_alloc's common case saves no registers. */
+static void *medium_refill(heap_t *heap, unsigned size_class, page_t *page, bool marked) {
+  if (page == NULL || !page_collect(page)) page = refill_locked(heap, size_class);
+  void *block = page != NULL ? page_pop(page) : NULL;
+  fence_owner_unlock(heap, marked);
+  if (block == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  /* Housekeeping keeps the pace it has on the small classes' slow path; it
+   * takes pages_lock itself, and the page the block came from has a block
+   * in use now, so it stays. */
+  maybe_housekeeping(heap);
+  start_purger_if_due(heap);
+  return block;
+}
+
+/* ---- the refill both page ranges share --------------------------------------------- */
 
 /* A fresh page, from the heap's segments or the cache, else (after tidying
  * the abandoned heaps, whose empty segments may refill the cache) a new
@@ -27,16 +127,17 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
  * free, else (a medium class) a free block of a class a little larger, else
  * one of its own with room to carve, else a fresh page. Small classes carve
  * at once: their blocks are a fraction of an OS page. */
-static page_t *refill_locked(heap_t *heap, unsigned size_class) {
+static inline __attribute__((always_inline)) page_t *refill_locked(heap_t *heap,
+                                                                   unsigned size_class) {
   /* Blocks this thread freed into other heaps go home before it takes more
    * memory: their owners may be about to need them. */
-  if (heap->remote_batches_open != 0) free_remote_batches_flush(heap);
+  if (heap->remote_batches_open != 0) remote_post_flush(heap);
   heap->counters.page_refills++;
   event_note(EVENT_REFILL);
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);
   if (page != NULL) return page;
-  if (free_delayed_drain(heap)) { /* full pages that were freed into came back */
+  if (remote_collect(heap)) { /* full pages that were freed into came back */
     page = page_queue_find_free(heap, size_class, carve_first);
     if (page != NULL) return page;
   }
@@ -48,17 +149,17 @@ static page_t *refill_locked(heap_t *heap, unsigned size_class) {
   return fresh_page(heap, size_class);
 }
 
-static NOINLINE page_t *refill(heap_t *heap, unsigned size_class) {
-  maybe_housekeeping(heap);
-  brief_lock_acquire(&heap->pages_lock);
-  page_t *page = refill_locked(heap, size_class);
-  brief_lock_release(&heap->pages_lock);
-  return page;
+/* Housekeeping rides on refills: every HOUSEKEEPING_REFILLS'th, at most
+ * every half purge delay. */
+static void maybe_housekeeping(heap_t *heap) {
+  if (++heap->slow_calls % HOUSEKEEPING_REFILLS == 0 &&
+      platform_clock_ms() >= heap->next_housekeeping_ms)
+    collect_heap(heap, false);
 }
 
 /* Only now, with the block taken: starting the purger creates a thread,
  * and the C library allocates for it through this very allocator. A page
- * that refill just set up has no block handed out yet, so a collection in
+ * that a refill just set up has no block handed out yet, so a collection in
  * such a nested call would retire it, segment and all, under our feet. */
 static void start_purger_if_due(heap_t *heap) {
   if (unlikely(heap->purger_check_due)) {
@@ -67,109 +168,22 @@ static void start_purger_if_due(heap_t *heap) {
   }
 }
 
-/* Medium and large blocks (8-512 KiB) are taken with the purger kept out
- * of the heap's queues, even from the first page of a class, so that the
- * purger may retire those pages too once their blocks have all come back
- * (page_release_idle): an idle thread's first pages of those classes are
- * 512 KiB each, or a whole segment, and they held most of what a pool kept
- * resident while it waited. Small classes keep their lock-free first page.
- *
- * pages_lock keeps it out everywhere; where the OS has an asymmetric fence
- * (xfence_ready), the owner only marks itself busy, with plain stores, and
- * the purger announces itself and makes every running thread pass a
- * barrier before it reads the mark (owner_kept_out in collect.c): either
- * it sees the mark and leaves the heap for its next round, or the owner
- * sees it and takes the lock. The lock's exchange waits for every store
- * the thread made before it to reach the cache: 4000 short-lived threads
- * that write each block they get ran 7-8% faster without it (BENCHMARKS.md).
- * The purger is the only other thread that takes a live heap's pages_lock,
- * so the mark stands in for the lock over the whole refill. */
-static inline bool owner_keeps_purger_out(heap_t *heap) {
-  if (likely(heap_mark_busy(heap))) return true;
-  brief_lock_acquire(&heap->pages_lock);
-  return false;
-}
+/* ---- aligned blocks ----------------------------------------------------------------- */
 
-static inline void owner_lets_purger_in(heap_t *heap, bool marked) {
-  if (marked)
-    heap_unmark_busy(heap);
-  else
-    brief_lock_release(&heap->pages_lock);
-}
-
-/* alloc_locked when the first page has no block on `free`, with the purger
- * kept out; out of line, so that the common case saves no registers. */
-static NOINLINE void *alloc_locked_refill(heap_t *heap, unsigned size_class, page_t *page,
-                                          bool marked) {
-  if (page == NULL || !page_collect(page)) page = refill_locked(heap, size_class);
-  void *block = page != NULL ? page_pop(page) : NULL;
-  owner_lets_purger_in(heap, marked);
-  if (block == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  /* Housekeeping keeps the pace it has on the small classes' slow path
-   * (see alloc_refilled); it takes pages_lock itself, and the page the
-   * block came from has a block in use now, so it stays. */
-  maybe_housekeeping(heap);
-  start_purger_if_due(heap);
-  return block;
-}
-
-void *alloc_locked(heap_t *heap, unsigned size_class) {
-  bool marked = owner_keeps_purger_out(heap);
-  page_t *page = heap->queues[size_class].first;
-  if (unlikely(page == NULL || page->free == NULL))
-    return alloc_locked_refill(heap, size_class, page, marked);
-  void *block = page_pop(page);
-  owner_lets_purger_in(heap, marked);
-  start_purger_if_due(heap);
-  return block;
-}
-
-/* alloc_refilled's body, inlined into alloc_small as well. */
-static inline __attribute__((always_inline)) void *refilled(heap_t *heap, unsigned size_class) {
-  /* The first page's `free` ran out, but blocks came back to it on the slow
-   * paths since (local_free): take those, with the page's remote frees. A
-   * class whose blocks are allocated and freed in turn on such a page ran
-   * the whole refill at nearly every allocation. Housekeeping keeps its
-   * pace: it counts refills, and skipping it here kept pages resident that
-   * it would have purged (a pool working in bursts peaked 6-8% higher). It
-   * goes first, as in refill: it may retire pages, this one included. */
-  page_t *first = heap->queues[size_class].first;
-  if (first != NULL && first->local_free != NULL) {
-    maybe_housekeeping(heap);
-    first = heap->queues[size_class].first;
-    if (first != NULL && page_collect(first)) return page_pop(first);
-  }
-  page_t *page = refill(heap, size_class);
-  if (page == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  void *block = page_pop(page);
-  start_purger_if_due(heap); /* only now, with the block taken */
-  return block;
-}
-
-void *alloc_refilled(heap_t *heap, unsigned size_class) {
-  return refilled(heap, size_class);
-}
-
-void *alloc_small(heap_t *heap, size_t size) {
-  if (size > ARENA_MIN && !diag_counting) return span_malloc(heap, size, false);
-  unsigned size_class = size_class_of(size);
-  if (size > SMALL_MAX) return alloc_locked(heap, size_class);
-  page_t *page = heap->queues[size_class].first;
-  if (page != NULL && page->free != NULL) return page_pop(page);
-  return refilled(heap, size_class);
-}
-
+/* Routed by the size with room for the alignment: on a page the block is
+ * over-allocated and its first word marks the aligned pointer inside it;
+ * the arena and huge blocks align their own. */
 void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
-  if (size + alignment - 1 > LARGE_MAX) return huge_malloc(size, alignment, false);
-  if (size + alignment - 1 > ARENA_MIN && !diag_counting)
-    return span_malloc_aligned(heap, size, alignment);
-  uint8_t *block = alloc_small(heap, size + alignment - 1);
+  size_t padded = size + alignment - 1;
+  switch (size_range_of(padded)) {
+  case RANGE_HUGE:
+    return huge_alloc(size, alignment, false);
+  case RANGE_ARENA:
+    return arena_alloc_aligned(heap, size, alignment);
+  default:
+    break;
+  }
+  uint8_t *block = alloc_sized(heap, padded, false);
   if (block == NULL) return NULL;
   uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);
   if (aligned != block) {

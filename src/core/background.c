@@ -5,37 +5,18 @@
  * blocks). Without it, memory freed just before every thread goes quiet
  * stays resident until some thread takes a slow path again.
  *
- * It starts once a second thread has allocated and the process has
- * committed 16 MiB: below that there is little to give back, and the thread
- * costs some 100-200 KiB of resident memory of its own (its stack, and the C
- * library code it runs). Or sooner, once a thread takes up the heap of one
- * that exited: a program that starts threads as it goes has its exiting
- * threads leave their pages for the next ones (collect_thread_exit), and
- * only the purger gives back what no thread comes for while the program is
- * quiet; without it, too, the limits below would purge what such threads
- * free (4000 threads started eight at a time: 0.69 s without it, 0.36 s
- * with it). A single-threaded program never gets it: it would make the
- * program multithreaded, which changes what the C library does for it (a
- * fork from a signal handler is only safe single-threaded); there, and
- * with BRISK_BACKGROUND=0, free memory is instead purged as soon as a heap
- * holds 4 MiB of it or the segment cache holds two segments, as in a forked
- * child. It runs at the lowest priority with every signal blocked, and each
- * round does what housekeeping does for the parts no thread is tending: the
- * caches, the heaps of exited threads, and the free pages of heaps whose
- * threads are busy elsewhere (it tries their lock and skips them when
- * taken). Rounds come every 50 ms while there is something to purge and back
- * off to one a second when there is not. BRISK_BACKGROUND=0 turns it off. */
+ * When it starts and how often it runs is the policy table's (PURGER_*,
+ * core.h). A single-threaded program never gets it: a second thread would
+ * change what the C library allows it (a fork from a signal handler); there,
+ * with BRISK_BACKGROUND=0 and in a forked child, memory is purged eagerly
+ * instead. It runs at the lowest priority with every signal blocked, and
+ * each round does housekeeping's work for the parts no thread tends: the
+ * caches, exited threads' heaps, and the free pages of heaps whose threads
+ * are busy elsewhere (it only tries their locks). */
 #include "core.h"
 
 enum { IDLE, RUNNING, OFF };
 static _Atomic(int) xstate;
-
-#ifdef BRISK_EAGER_PURGER
-#define ROUND_MIN_MS 1
-#else
-#define ROUND_MIN_MS 50
-#endif
-#define ROUND_MAX_MS 1000
 
 static void purge_idle_heap(heap_t *heap, void *pending) {
   uint64_t now = platform_clock_ms();
@@ -43,7 +24,7 @@ static void purge_idle_heap(heap_t *heap, void *pending) {
   if (segment_purge_idle(heap, now) || released) *(bool *)pending = true;
   /* An exited thread's arena is tidied by the sweep of abandoned heaps,
    * which claims the heap first (collect_abandoned). */
-  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && span_purge_expired(heap, false))
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && arena_purge_expired(heap, false))
     *(bool *)pending = true;
 }
 
@@ -66,60 +47,35 @@ static bool background_round(void) {
   return pending || purges != purges_before || unmaps != unmaps_before;
 }
 
-/* Registered for the fence at start-up, while the process most often has
- * one thread: with others running, registering waits for the kernel to sync
- * every CPU that runs one (an RCU grace period). Done on the allocating
- * thread that started the purger, that wait made two threads building
- * small objects 12% slower, peaking at 5.7 MB against 2.5; done on the
- * purger's own thread, it held up its first round, and a program filling
- * 256 MB at two threads peaked 0.9 MB higher. Owners take the lock until
- * the purger runs. */
-static _Atomic(bool) xfence_registered;
-
-void background_init(void) {
-#ifndef BRISK_TSAN
-  atomic_store_relaxed(&xfence_registered, platform_fence_all_ready());
-#endif
-}
-
 static void background_body(void) {
   in_diag_set(true); /* its own allocations, if any, are never the program's */
-  if (atomic_load_relaxed(&xfence_registered)) {
-    atomic_store_relaxed(&xfence_ready, true);
-    atomic_store_relaxed(&xremote_batching, REMOTE_FREES_BATCHED);
-  }
-  unsigned pause = ROUND_MIN_MS;
+  /* Batches need the purger to send an idle thread's on, and the fence. */
+  if (fence_start()) atomic_store_relaxed(&xremote_batching, REMOTE_FREES_BATCHED);
+  unsigned pause = PURGER_ROUND_MIN_MS;
   for (;;) {
     platform_sleep_ms(pause);
     if (atomic_load_relaxed(&xstate) != RUNNING) return;
     bool busy = background_round();
     long delay = option_get(OPTION_PURGE_DELAY);
-    unsigned busy_pause = delay > ROUND_MIN_MS ? (unsigned)delay : ROUND_MIN_MS;
-    pause = busy ? busy_pause : pause * 2 > ROUND_MAX_MS ? ROUND_MAX_MS : pause * 2;
+    unsigned busy_pause = delay > PURGER_ROUND_MIN_MS ? (unsigned)delay : PURGER_ROUND_MIN_MS;
+    pause = busy ? busy_pause : pause * 2 > PURGER_ROUND_MAX_MS ? PURGER_ROUND_MAX_MS : pause * 2;
   }
 }
 
-/* A process with less committed than this has little to give back. (Mapped
- * counts address space whose pages were purged or never used: a program with
- * a few threads that each touched a few size classes maps 16 MiB while it
- * holds 2 MiB.) */
-#ifdef BRISK_EAGER_PURGER
-#define BACKGROUND_AFTER OS_PAGE_SIZE
-#else
-#define BACKGROUND_AFTER (4 * SEGMENT_SIZE)
-#endif
-
+/* Committed, not mapped: mapped counts address space whose pages were
+ * purged or never used, which a program with a few threads that each
+ * touched a few size classes has much more of than it holds. */
 void background_wanted(void) {
   if (likely(atomic_load_relaxed(&xstate) != IDLE)) return;
   if (heaps_threads_seen() < 2) return;
   brisk_memory_info info;
   memory_info(&info);
-  if (info.committed < BACKGROUND_AFTER && !heaps_thread_churn() &&
+  if (info.committed < PURGER_AFTER_COMMITTED && !heaps_thread_churn() &&
       atomic_load_relaxed(&xremote_batching) == REMOTE_FREES_UNSEEN)
     return;
   int expected = IDLE;
   bool off = !option_get(OPTION_BACKGROUND) || option_get(OPTION_PURGE_DELAY) < 0;
-  if (!atomic_compare_exchange_strong(&xstate, &expected, off ? OFF : RUNNING)) return;
+  if (!atomic_cas_strong_acq_rel(&xstate, &expected, off ? OFF : RUNNING)) return;
   if (off) return;
   atomic_store_relaxed(&xmemory_purge_eagerly, false);
   if (!platform_thread_start(background_body, "brisk-purge")) {
@@ -137,8 +93,4 @@ void background_after_fork(void) {
   /* No batches of remote frees: nothing would send an idle thread's on. */
   atomic_store_relaxed(&xremote_batching, REMOTE_FREES_SEEN);
   atomic_store_relaxed(&xmemory_purge_eagerly, true);
-}
-
-bool background_running(void) {
-  return atomic_load_relaxed(&xstate) == RUNNING;
 }

@@ -6,14 +6,14 @@
 
 static long housekeeping_interval_ms(void) {
   long delay = option_get(OPTION_PURGE_DELAY);
-  if (delay < 0) return 1000;
+  if (delay < 0) return HOUSEKEEPING_NEVER_MS;
   return delay / 2 > 1 ? delay / 2 : 1;
 }
 
 /* Takes in a heap's remote and delayed frees and retires its empty pages. */
 static void collect_pages(heap_t *heap, bool force) {
-  free_remote_batches_flush(heap); /* its thread's frees into other heaps */
-  free_delayed_drain(heap);
+  remote_post_flush(heap); /* its thread's frees into other heaps */
+  remote_collect(heap);
   page_collect_heap(heap, force);
 }
 
@@ -26,7 +26,7 @@ void collect_heap(heap_t *heap, bool force) {
   segment_purge_expired(heap, now, force);
   /* With the background purger running, the arena is its to purge: its
    * walk of the bins is too long for every refill's housekeeping. */
-  if (force || memory_purge_eagerly()) span_purge_expired(heap, force);
+  if (force || memory_purge_eagerly()) arena_purge_expired(heap, force);
   segment_cache_collect(now, force);
   huge_cache_collect(now, force);
   if (!force) collect_abandoned(false);
@@ -35,36 +35,8 @@ void collect_heap(heap_t *heap, bool force) {
 /* The background purger's visit to a live thread's heap: once the thread
  * has not tidied it for IDLE_HEAP_MS (it waits, or never takes a slow path),
  * the pages whose blocks have all come back are retired, so that their
- * memory is purged like any other free page. Not sooner: a pool that pauses
- * between bursts of work would fault those pages in again after every
- * pause (with the purge delay alone, a pool pausing 50 ms ran 1.7 times
- * slower). Skipped while the thread holds the lock. */
-#ifdef BRISK_EAGER_PURGER
-#define IDLE_HEAP_MS 0 /* the purge delay: see types.h */
-#else
-#define IDLE_HEAP_MS 500
-#endif
-
-/* The purger's half of the asymmetric fence (see alloc_locked): announced,
- * every running thread fenced, then the owner's mark read. An owner that
- * marked itself before the fence is seen busy, and the heap waits for the
- * next round; one that marks itself after it sees the purger and takes
- * pages_lock, which the purger holds. */
-static bool owner_kept_out(heap_t *heap) {
-  if (!atomic_load_relaxed(&xfence_ready)) return true; /* owners take the lock */
-  atomic_store_relaxed(&heap->xpurger_in, 1);
-  if (platform_fence_all() && !atomic_load_acquire(&heap->xowner_busy)) {
-    TEST_HOOK(purger_in, heap);
-    return true;
-  }
-  atomic_store_release(&heap->xpurger_in, 0);
-  TEST_COUNT(purger_found_busy);
-  return false;
-}
-
-static void owner_let_in(heap_t *heap) {
-  atomic_store_release(&heap->xpurger_in, 0);
-}
+ * memory is purged like any other free page. Skipped while the thread
+ * holds the lock. */
 
 bool collect_idle_pages(heap_t *heap, uint64_t now) {
   long delay = option_get(OPTION_PURGE_DELAY);
@@ -72,30 +44,24 @@ bool collect_idle_pages(heap_t *heap, uint64_t now) {
   size_t released = 0;
   uint64_t idle_ms = delay > IDLE_HEAP_MS ? (uint64_t)delay : IDLE_HEAP_MS;
   if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE &&
-      now >= heap->next_housekeeping_ms + idle_ms && owner_kept_out(heap)) {
-    free_remote_batches_flush(heap);
-    free_delayed_release(heap);
+      now >= heap->next_housekeeping_ms + idle_ms && fence_purger_enter(heap)) {
+    remote_post_flush(heap);
+    remote_collect_idle(heap);
     released = page_release_idle(heap);
-    owner_let_in(heap);
+    fence_purger_leave(heap);
   }
   brief_lock_release(&heap->pages_lock);
   return released != 0;
 }
 
-/* An exiting thread tidies its heap: it takes in the frees other threads
- * sent, retires its empty pages and purges what has waited the purge delay,
- * so a pool whose threads end gives their memory back as they go. Except
- * while threads come and go (one took a heap within the purge delay), as in a
- * program that starts a thread per task: then the heap keeps its warm pages,
- * and their segments, for the next thread to adopt, which reuses them
- * without page faults, where retiring every page sent whole segments through
- * the process-wide cache (too small for a wave of exiting threads) and the
- * next wave faulted fresh ones in. If no thread comes after all, the
- * background purger's sweep of abandoned heaps tidies the heap, or where
- * there is none (Windows, BRISK_BACKGROUND=0, a forked child) the sweep that
- * housekeeping makes on a running thread's slow path: without the purger an
- * exiting thread used to tidy its heap regardless, and threads started one
- * after another ran 15 times slower. */
+/* An exiting thread tidies its heap (frees taken in, empty pages retired,
+ * what has waited purged), so a pool whose threads end gives their memory
+ * back as they go. Except while threads come and go (one took a heap within
+ * the purge delay): then the heap keeps its warm pages, and their segments,
+ * for the next thread to adopt without page faults, where retiring them
+ * sent whole segments through the cache, too small for a wave of exiting
+ * threads. If no thread comes after all, a sweep of abandoned heaps (the
+ * purger's, or housekeeping's where there is none) tidies the heap. */
 void collect_thread_exit(void *arg) {
   heap_t *heap = arg;
   if (heap == NULL || heap == &heap_empty) return;
@@ -114,14 +80,9 @@ void collect_thread_exit(void *arg) {
 /* A sweep that is not forced (housekeeping, the background purger, a
  * refill about to map a segment) gives up when another thread holds the
  * lock. While the purger runs, it also leaves alone a heap abandoned within
- * the purge delay: while threads come and go the next thread takes it up
- * within that time, and tidying it first retired its warm pages and sent
- * its empty segments through the process-wide cache, too small for a wave
- * of exiting threads, so the next ones mapped and faulted in fresh segments
- * (4000 threads, 8 at a time: 82 segments mapped and 46,509 page faults,
- * against 22 and 23,057). Without the purger these sweeps are all that
- * bounds what exited threads keep: there, skipping young heaps halved the
- * time but raised the peak by half. */
+ * the purge delay, which the next thread is likely to adopt (see
+ * collect_thread_exit). Without the purger these sweeps are all that bounds
+ * what exited threads keep, so there they tidy young heaps too. */
 void collect_abandoned(bool force) {
   if (force)
     heaps_lock();
@@ -136,7 +97,7 @@ void collect_abandoned(bool force) {
     if (!heap_claim(heap)) continue;                    /* a thread is freeing into it: next time */
     collect_pages(heap, true);
     segment_purge_expired(heap, now, force);
-    span_purge_expired(heap, force);
+    arena_purge_expired(heap, force);
     heap_unclaim(heap);
   }
   heaps_unlock();
@@ -148,12 +109,11 @@ void collect_abandoned(bool force) {
  * pages they hold blocks of can be retired. */
 static void send_batches_of(heap_t *heap, void *arg) {
   if (heap == arg || atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE ||
-      __atomic_load_n(&heap->remote_batches_open, __ATOMIC_RELAXED) == 0 ||
-      !brief_lock_try(&heap->pages_lock))
+      shared_load_relaxed(&heap->remote_batches_open) == 0 || !brief_lock_try(&heap->pages_lock))
     return;
-  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && owner_kept_out(heap)) {
-    free_remote_batches_flush(heap);
-    owner_let_in(heap);
+  if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && fence_purger_enter(heap)) {
+    remote_post_flush(heap);
+    fence_purger_leave(heap);
   }
   brief_lock_release(&heap->pages_lock);
 }

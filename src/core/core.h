@@ -26,7 +26,11 @@
 #define atomic_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 #define atomic_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
 #define atomic_exchange_acquire(p, v) atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define atomic_exchange_relaxed(p, v) atomic_exchange_explicit((p), (v), memory_order_relaxed)
+#define atomic_and_relaxed(p, v) atomic_fetch_and_explicit((p), (v), memory_order_relaxed)
+#define atomic_or_relaxed(p, v) atomic_fetch_or_explicit((p), (v), memory_order_relaxed)
 #define atomic_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define atomic_add_release(p, v) atomic_fetch_add_explicit((p), (v), memory_order_release)
 #define atomic_cas_weak_release(p, expected, desired)                                              \
   atomic_compare_exchange_weak_explicit((p), (expected), (desired), memory_order_release,          \
                                         memory_order_relaxed)
@@ -36,17 +40,26 @@
 #define atomic_cas_strong_acq_rel(p, expected, desired)                                            \
   atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel,        \
                                           memory_order_acquire)
+#define atomic_cas_strong_acquire(p, expected, desired)                                            \
+  atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acquire,        \
+                                          memory_order_relaxed)
+/* The same for a plain field (not _Atomic) that other threads read: never
+ * torn, ordered as the name says, and plain loads and stores where the
+ * owner alone writes it. */
+#define shared_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define shared_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define shared_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define shared_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* A link store that makes a node reachable, ordered after the stores that
  * made the node ready, so a list is walkable between any two stores (what a
  * forked child inherits from a thread frozen mid-change). */
-#define store_publish(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define store_publish(p, v) shared_store_release((p), (v))
 
 /* A count written by one thread only and read by any: no atomic read-modify-
  * write, but no torn values either. */
-#define counter_add(c, n)                                                                          \
-  __atomic_store_n(&(c), __atomic_load_n(&(c), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
-#define counter_get(c) __atomic_load_n(&(c), __ATOMIC_RELAXED)
+#define counter_add(c, n) shared_store_relaxed(&(c), shared_load_relaxed(&(c)) + (n))
+#define counter_get(c) shared_load_relaxed(&(c))
 
 /* ---- address arithmetic -------------------------------------------------- */
 static inline uintptr_t align_up(uintptr_t x, size_t alignment) {
@@ -179,6 +192,87 @@ static inline void lock_release(platform_lock_t *lock) {
   platform_lock_release(lock);
 }
 
+/* ---- the memory-return policy: one table ------------------------------------------
+ * Every constant that decides when free memory goes back to the OS, with its
+ * default and why. One is a setting (BRISK_PURGE_DELAY, options.c: the
+ * user chooses between peak memory and page faults); the rest are fixed.
+ * DESIGN.md, "Giving memory back", tells the whole story; BENCHMARKS.md has
+ * the measurements behind the numbers. */
+/* How long a free page stays resident before it is purged (ms). Long enough
+ * that a loop freeing and taking back pages does not fault them in again,
+ * short enough that a program that freed memory gives it back soon. */
+#define PURGE_DELAY_MS 10
+/* Housekeeping comes every HOUSEKEEPING_REFILLS'th refill, at most every
+ * half purge delay (every HOUSEKEEPING_NEVER_MS with purging off): often
+ * enough to take frees in and retire pages, rarely enough that refills do
+ * not pay for its walks. */
+#define HOUSEKEEPING_REFILLS 16
+#define HOUSEKEEPING_NEVER_MS 1000
+/* Without the background purger, which purges after the delay whether the
+ * program calls the allocator or not, a heap purges all its free pages, and
+ * an arena its free chunks, once about this much of them may be resident. */
+#define HEAP_DIRTY_MAX (4 * MiB)
+#define ARENA_DIRTY_MAX (4 * MiB)
+/* A free arena chunk's inside goes back this long after the purger first
+ * saw it free: long enough for a pool's next burst, whatever its sizes, to
+ * find the last one's memory resident. */
+#define ARENA_PURGE_MS 100
+/* Empty segments of pages wait in the segment cache, for any heap, at most
+ * SEGMENT_CACHE_MAX of them (256 MiB of address space): a pool whose
+ * threads free a few hundred megabytes at the end of each burst reuses them
+ * at the next. Each stays resident SEGMENT_CACHE_RESIDENT_MS, or the purge
+ * delay if longer, as the arena's chunks do: a pool whose one thread frees
+ * all it used between bursts sends most of its segments here, and the
+ * 10 ms of a page would fault them all in again at every burst. */
+#define SEGMENT_CACHE_MAX 64
+#define SEGMENT_CACHE_RESIDENT_MS 100
+/* Without the purger, and while threads come and go (exiting threads then
+ * leave their pages to the next ones, so the segments they empty are mostly
+ * surplus), the cache keeps only this many segments resident. */
+#define SEGMENT_CACHE_RESIDENT_MAX 2
+/* A resident medium page taken by another class as its warm page keeps
+ * resident only its first block; what its earlier uses wrote past that is
+ * purged from this size on: a warm page is kept while its thread runs, and
+ * carved one block at a time it would keep the rest resident unused. */
+#define WARM_TRIM_MIN (64 * KiB)
+/* The huge cache holds at most HUGE_CACHE_MAX freed huge blocks' spans, and
+ * a quarter of the bytes in live huge blocks, clamped to
+ * HUGE_CACHE_BUDGET_MIN-MAX: a program replacing big buffers reuses
+ * resident memory instead of faulting fresh pages in. Spans larger than
+ * HUGE_CACHE_SPAN_MAX go straight back; a split leaves no span smaller than
+ * HUGE_SPAN_MIN in the cache. */
+#define HUGE_CACHE_MAX 64
+#define HUGE_CACHE_BUDGET_MIN (4 * MiB)
+#define HUGE_CACHE_BUDGET_MAX (64 * MiB)
+#define HUGE_CACHE_SPAN_MAX (64 * MiB)
+#define HUGE_SPAN_MIN (1 * MiB)
+/* A huge block that realloc shrinks gives its tail back once the tail comes
+ * to this and a quarter of the block: less, and a buffer that shrinks and
+ * grows again would move its pages back and forth. */
+#define HUGE_SHRINK_MIN (1 * MiB)
+/* The background purger starts with the second thread that allocates, once
+ * the process has committed PURGER_AFTER_COMMITTED (below that there is
+ * little to give back, and the thread costs memory of its own), a thread
+ * has taken up an exited thread's heap, or a thread has made
+ * PURGER_AFTER_REMOTE_FREES remote frees (batching them needs the purger).
+ * Its rounds come every PURGER_ROUND_MIN_MS (or the purge delay, if longer)
+ * while there is something to purge, backing off to PURGER_ROUND_MAX_MS. It
+ * retires the empty pages of a live heap idle for IDLE_HEAP_MS (or the
+ * purge delay, if longer): sooner, a pool pausing between bursts would
+ * fault those pages in again after every pause. The eager purger
+ * (BRISK_EAGER_PURGER, types.h) acts at every chance. */
+#ifdef BRISK_EAGER_PURGER
+#define PURGER_AFTER_COMMITTED OS_PAGE_SIZE
+#define PURGER_ROUND_MIN_MS 1
+#define IDLE_HEAP_MS 0
+#else
+#define PURGER_AFTER_COMMITTED (16 * MiB)
+#define PURGER_ROUND_MIN_MS 50
+#define IDLE_HEAP_MS 500
+#endif
+#define PURGER_AFTER_REMOTE_FREES 2048
+#define PURGER_ROUND_MAX_MS 1000
+
 /* ---- options.c: runtime settings, one table ------------------------------------ */
 typedef enum option_id {
   OPTION_PURGE_DELAY, /* ms before free memory goes back to the OS; <0: never */
@@ -275,61 +369,6 @@ INTERNAL void memory_info(brisk_memory_info *info);
 /* Whether free memory is purged as soon as a small bound is passed (true
  * until the background purger runs, which purges after the delay). */
 INTERNAL extern _Atomic(bool) xmemory_purge_eagerly;
-/* Whether the background purger keeps owners out with the asymmetric fence
- * (heap_t's xowner_busy): set by the purger as it starts, where the process
- * registered for the fence at start-up (background_init); owners then take
- * medium blocks without pages_lock. Never in a ThreadSanitizer build, which
- * cannot see the fence, nor on Windows. */
-INTERNAL extern _Atomic(bool) xfence_ready;
-/* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
- * each side of the fence where the other must find it, and counts what each
- * found (tests/core/fence_protocol.c); other builds compile them away. */
-#ifdef BRISK_EAGER_PURGER
-typedef struct test_hooks_s {
-  _Atomic(void (*)(const void *heap)) owner_marked; /* the owner, marked busy */
-  _Atomic(void (*)(const void *heap)) purger_in;    /* the purger, owner kept out */
-  _Atomic(unsigned) purger_found_busy;              /* visits left to a busy owner */
-  _Atomic(unsigned) owner_found_purger;             /* takes that found the purger in */
-} test_hooks_t;
-extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
-#define TEST_HOOK(name, heap)                                                                      \
-  do {                                                                                             \
-    void (*hook_)(const void *) =                                                                  \
-        atomic_load_explicit(&brisk_test_hooks.name, memory_order_acquire);                        \
-    if (hook_ != NULL) hook_(heap);                                                                \
-  } while (0)
-#define TEST_COUNT(name) atomic_fetch_add_explicit(&brisk_test_hooks.name, 1, memory_order_release)
-#else
-#define TEST_HOOK(name, heap) ((void)0)
-#define TEST_COUNT(name) ((void)0)
-#endif
-/* The owner's half of the asymmetric fence (see alloc_locked), for a change
- * to the heap that the background purger may also make: true when the
- * thread is marked busy, so that the purger leaves the heap alone until
- * heap_unmark_busy; false when there is no fence or the purger is in. */
-static inline bool heap_mark_busy(heap_t *heap) {
-  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
-  atomic_store_relaxed(&heap->xowner_busy, 1);
-  atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
-  if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
-    TEST_HOOK(owner_marked, heap);
-    return true;
-  }
-  atomic_store_release(&heap->xowner_busy, 0);
-  TEST_COUNT(owner_found_purger);
-  return false;
-}
-static inline void heap_unmark_busy(heap_t *heap) {
-  atomic_store_release(&heap->xowner_busy, 0);
-}
-/* Whether remote frees are batched (see free.c): only while the background
- * purger runs with the fence, which sends an idle thread's batches on.
- * Until then, a thread's REMOTE_FREES_WANT_PURGER'th remote free asks for
- * the purger (background_wanted), however little the program has
- * committed. */
-enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
-#define REMOTE_FREES_WANT_PURGER 2048
-INTERNAL extern _Atomic(uint8_t) xremote_batching;
 static inline bool memory_purge_eagerly(void) {
   return atomic_load_relaxed(&xmemory_purge_eagerly);
 }
@@ -406,20 +445,19 @@ INTERNAL extern page_t page_empty;
 /* A lock that a heap's own thread takes on every refill and the background
  * purger, now and then, for one walk of the heap's queues (heap_t's
  * pages_lock): one exchange to take it and one store to give it back,
- * where a mutex's calls cost some 40 instructions a refill. A wait spins a
+ * where a mutex costs calls on every refill. A wait spins a
  * little, then sleeps: the purger that holds it runs at the lowest
  * priority. */
 INTERNAL void brief_lock_wait(brief_lock_t *lock);
 static inline bool brief_lock_try(brief_lock_t *lock) {
-  return atomic_load_relaxed(lock) == 0 &&
-         atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
+  return atomic_load_relaxed(lock) == 0 && atomic_exchange_acquire(lock, 1) == 0;
 }
 static inline void brief_lock_acquire(brief_lock_t *lock) {
-  if (likely(atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0)) return;
+  if (likely(atomic_exchange_acquire(lock, 1) == 0)) return;
   brief_lock_wait(lock);
 }
 static inline void brief_lock_release(brief_lock_t *lock) {
-  atomic_store_explicit(lock, 0, memory_order_release);
+  atomic_store_release(lock, 0);
 }
 /* The cookie every free block carries (see block_t): a secret chosen at
  * start-up, the same for every block (as glibc's tcache key), so that free
@@ -458,7 +496,7 @@ static inline bool page_used_drop(page_t *page) {
   return --page->used == 0;
 #else
   uint32_t used = page->used - 1;
-  __atomic_store_n(&page->used, used, __ATOMIC_RELEASE);
+  shared_store_release(&page->used, used);
   return used == 0;
 #endif
 }
@@ -475,22 +513,10 @@ static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, 
   uint64_t offset = (uintptr_t)p - (uintptr_t)page->area;
   return offset * page->block_magic < carved_limit;
 }
-/* False in a forked child: a purge in flight at the fork may have marked
- * pages purged that still hold data there (see page_after_fork). */
-INTERNAL extern bool page_zero_trusted;
-/* Whether a block just taken from page reads zero past its first
- * sizeof(block_t) bytes, the link and cookie (see zero_from: exact only on
- * large pages). */
-static inline bool page_block_reads_zero(const page_t *page, const void *block) {
-  brisk_assert(page->block_size > MEDIUM_MAX);
-  return page_zero_trusted && (size_t)((const uint8_t *)block - page->area) >= page->zero_from;
-}
-INTERNAL void page_after_fork(void);
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
 static inline READS_POINTER_HEADER bool page_is_plain(const page_t *page, const heap_t *heap) {
   return atomic_load_relaxed(&page->xowner_tag) == heap;
 }
-INTERNAL void page_owner_tag_update(heap_t *heap, page_t *page);
 INTERNAL page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map);
 /* Takes in the page's remote frees, and moves its owner's own frees onto an
  * empty `free`; whether `free` then has a block. */
@@ -503,16 +529,18 @@ INTERNAL page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool ma
 /* For a medium class: the first page of a class up to one doubling larger
  * that has a free block (see page.c), or NULL. */
 INTERNAL page_t *page_borrow_larger(heap_t *heap, unsigned size_class);
-INTERNAL void page_unpark(heap_t *heap, page_t *page);
+/* The owner's free of a block whose page needs care (see page_is_plain),
+ * under the heap's pages_lock or with the heap claimed: unparks the page,
+ * puts the block on local_free, retires the page if that was its last block. */
+INTERNAL void page_free_locked(heap_t *heap, page_t *page, block_t *block);
 /* Whether the heap keeps a warm page for the class (see page.c). */
 static inline bool heap_class_has_warm(const heap_t *heap, unsigned size_class) {
   return (heap->warm_classes[size_class / 64] >> (size_class % 64)) & 1;
 }
-/* Retires a page whose last block came back (a warm page never gets here:
- * its pin keeps `used` above zero): page_retire for the owner's fast paths,
- * taking the heap's pages_lock; page_retire_locked under it. */
+/* Retires a page whose last block came back on the owner's fast path,
+ * taking pages_lock (a warm page never gets here: its pin keeps `used` above
+ * zero). */
 INTERNAL void page_retire(heap_t *heap, page_t *page);
-INTERNAL void page_retire_locked(heap_t *heap, page_t *page);
 /* The background purger's part, under pages_lock, in a live heap whose
  * thread has not tidied it lately: retires the pages whose blocks have all
  * come back, remote frees included, warm pages too, except the first page
@@ -588,6 +616,70 @@ INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
 
+/* ---- fence.c: the fence between a heap's owner and the background purger ---------- */
+/* Whether the purger keeps owners out with the fence (set by fence_start). */
+INTERNAL extern _Atomic(bool) xfence_ready;
+/* The eager purger's test library (BRISK_EAGER_PURGER) lets a test stop
+ * each side of the fence where the other must find it, and counts what each
+ * found (tests/core/fence_protocol.c); other builds compile them away. */
+#ifdef BRISK_EAGER_PURGER
+typedef struct test_hooks_s {
+  _Atomic(void (*)(const void *heap)) owner_marked; /* the owner, marked busy */
+  _Atomic(void (*)(const void *heap)) purger_in;    /* the purger, owner kept out */
+  _Atomic(unsigned) purger_found_busy;              /* visits left to a busy owner */
+  _Atomic(unsigned) owner_found_purger;             /* takes that found the purger in */
+} test_hooks_t;
+extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
+#define TEST_HOOK(name, heap)                                                                      \
+  do {                                                                                             \
+    void (*hook_)(const void *) = atomic_load_acquire(&brisk_test_hooks.name);                     \
+    if (hook_ != NULL) hook_(heap);                                                                \
+  } while (0)
+#define TEST_COUNT(name) atomic_add_release(&brisk_test_hooks.name, 1)
+#else
+#define TEST_HOOK(name, heap) ((void)0)
+#define TEST_COUNT(name) ((void)0)
+#endif
+/* At start-up: registers the process for the fence, where the OS has one. */
+INTERNAL void fence_init(void);
+/* The purger's thread starts: the fence is on if the process registered. */
+INTERNAL bool fence_start(void);
+/* The owner's side: true when it is marked busy, so that the purger leaves
+ * the heap alone until fence_owner_leave; false when there is no fence or
+ * the purger is in. */
+static inline bool fence_owner_enter(heap_t *heap) {
+  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
+  atomic_store_relaxed(&heap->xowner_busy, 1);
+  atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
+  if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
+    TEST_HOOK(owner_marked, heap);
+    return true;
+  }
+  atomic_store_release(&heap->xowner_busy, 0);
+  TEST_COUNT(owner_found_purger);
+  return false;
+}
+static inline void fence_owner_leave(heap_t *heap) {
+  atomic_store_release(&heap->xowner_busy, 0);
+}
+/* The owner keeps the purger out for certain: marked busy, else under
+ * pages_lock; returns which, for fence_owner_unlock. */
+static inline bool fence_owner_lock(heap_t *heap) {
+  if (likely(fence_owner_enter(heap))) return true;
+  brief_lock_acquire(&heap->pages_lock);
+  return false;
+}
+static inline void fence_owner_unlock(heap_t *heap, bool marked) {
+  if (marked)
+    fence_owner_leave(heap);
+  else
+    brief_lock_release(&heap->pages_lock);
+}
+/* The purger's side, holding pages_lock: true when the owner is kept out
+ * until fence_purger_leave (or takes the lock); false when it is busy. */
+INTERNAL bool fence_purger_enter(heap_t *heap);
+INTERNAL void fence_purger_leave(heap_t *heap);
+
 /* ---- report.c: misuse reports outside the diagnostic modes, and stack traces ---- */
 #define SITE_FRAMES 16
 /* Finds brisk's own code, so stack traces start at the caller. */
@@ -613,34 +705,124 @@ INTERNAL size_t report_block_size(const void *p);
 INTERNAL void misuse_detected(const char *what, const void *p, const char *detail)
     __attribute__((noreturn, cold));
 
-/* ---- span_arena.c: blocks above ARENA_MIN in a coalescing arena per heap ------- */
-/* zero: the block reads zero (calloc), cleared only where it must be. */
-INTERNAL void *span_malloc(heap_t *heap, size_t size, bool zero);
-/* A block aligned to alignment (> 16), of at most LARGE_MAX with its
+/* ---- arena.c: blocks above MEDIUM_MAX in a coalescing arena per heap ------- */
+/* The arena range's entry, under the arena's lock (zero: the block reads
+ * zero, cleared only where it must be); NULL and ENOMEM when out of memory. */
+INTERNAL void *arena_alloc(heap_t *heap, size_t size, bool zero);
+/* A block aligned to alignment (> 16), of at most ARENA_MAX with its
  * alignment. */
-INTERNAL void *span_malloc_aligned(heap_t *heap, size_t size, size_t alignment);
-INTERNAL void span_free(segment_t *segment, void *p);
+INTERNAL void *arena_alloc_aligned(heap_t *heap, size_t size, size_t alignment);
+INTERNAL void arena_free(segment_t *segment, void *p);
 /* realloc of an arena block in place, by its owner: p, or NULL (move it). */
-INTERNAL void *span_realloc_in_place(segment_t *segment, void *p, size_t size);
-INTERNAL size_t span_usable_size(segment_t *segment, const void *p);
+INTERNAL void *arena_realloc_in_place(segment_t *segment, void *p, size_t size);
+INTERNAL size_t arena_usable_size(segment_t *segment, const void *p);
+/* For the diagnostic modes, whose trailer lies at a block's end: the end of
+ * the live block that starts at p, or NULL when none does; *freed then says
+ * whether a block freed already starts there (a double free). */
+INTERNAL uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed);
+/* Calls visit for the block of every chunk in use in an arena segment (a
+ * diagnostic walk: the caller holds the arena's lock, or the program is
+ * ending). */
+INTERNAL void arena_chunks_visit(segment_t *segment,
+                                 void (*visit)(uint8_t *block, size_t size, void *arg), void *arg);
 /* The bytes of the arena's chunks in use, walked chunk by chunk, and as
  * counted for mallinfo (brisk_heap_check compares them). */
-INTERNAL void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
+INTERNAL void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
 /* The background purger's visit; returns whether something is left to purge. */
-INTERNAL bool span_purge_expired(heap_t *heap, bool force);
+INTERNAL bool arena_purge_expired(heap_t *heap, bool force);
 /* In a forked child: the forking thread's arena, set aside if the fork
  * caught the background purger (or a signal handler's fork caught the
  * thread itself) inside it. */
-INTERNAL void span_after_fork(void);
+INTERNAL void arena_after_fork(void);
 
-/* ---- huge.c: blocks above LARGE_MAX, straight from the OS -------------------------- */
-INTERNAL void *huge_malloc(size_t size, size_t alignment, bool zero);
+/* ---- huge.c: blocks above ARENA_MAX, straight from the OS -------------------------- */
+/* The huge range's entry: a mapping of its own, or a cached one (zero: the
+ * block reads zero); NULL and ENOMEM when out of memory. */
+INTERNAL void *huge_alloc(size_t size, size_t alignment, bool zero);
 /* Frees the huge block p, which must be its segment's live block. */
 INTERNAL void huge_free(segment_t *segment, const void *p);
 INTERNAL void *huge_realloc(segment_t *segment, void *p, size_t size);
 INTERNAL size_t huge_usable_size(const segment_t *segment, const void *p);
 INTERNAL void huge_cache_collect(uint64_t now, bool force);
 INTERNAL void huge_cache_after_fork(void);
+
+/* ---- remote.c: remote frees, posted by the freeing thread, collected by the owner ---- */
+/* Whether remote frees are batched: only while the purger runs with the
+ * fence (remote.c); until then they are counted (PURGER_AFTER_REMOTE_FREES). */
+enum { REMOTE_FREES_UNSEEN, REMOTE_FREES_SEEN, REMOTE_FREES_BATCHED };
+INTERNAL extern _Atomic(uint8_t) xremote_batching;
+/* Blocks head..tail for a parked page of owner: onto its delayed list. */
+static inline void remote_delayed_push(heap_t *owner, block_t *head, block_t *tail) {
+  block_t *seen = atomic_load_relaxed(&owner->xdelayed);
+  do {
+    tail->next = seen;
+  } while (!atomic_cas_weak_release(&owner->xdelayed, &seen, head));
+}
+/* Blocks head..tail, count of them, of another thread's heap: onto their
+ * page's remote list, the list's count raised by count; to the owner's
+ * delayed list instead when the page is parked (XFREE_NOTIFY). */
+static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block_t *tail,
+                               uint32_t count) {
+  uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
+  for (;;) {
+    if (unlikely(seen & XFREE_NOTIFY)) {
+      if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
+        remote_delayed_push(owner, head, tail);
+        return;
+      }
+      continue;
+    }
+    tail->next = XFREE_BLOCK(seen);
+    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
+    if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
+  }
+}
+/* A free into an exited thread's heap: claimed, the blocks go home at once;
+ * false when the heap is in use or claimed by another thread. */
+INTERNAL bool remote_post_abandoned(heap_t *owner, page_t *page, block_t *head, block_t *tail);
+/* A batch's rare turns, out of line: pushing it, opening one in its slot. */
+INTERNAL void remote_batch_push(heap_t *heap, remote_batch_t *batch);
+INTERNAL void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page, block_t *block);
+/* Counts a remote free made before the purger runs (see xremote_batching). */
+INTERNAL void remote_frees_count(heap_t *heap);
+/* The slot of page's batch: pages lie 256 bytes apart in a segment header,
+ * segments 4 MiB apart. */
+static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) {
+  uintptr_t key = (uintptr_t)page;
+  key = (key >> PAGE_DESCRIPTOR_SHIFT) ^ (key >> SEGMENT_SHIFT);
+  return &heap->remote_batches[key % REMOTE_BATCHES];
+}
+/* The freeing side: block (validated, cookie written) of a live thread's
+ * heap owner, into a batch or onto its page's remote list. Inline, so that
+ * free_slow needs no stack frame. */
+static inline void remote_post(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
+  uint8_t batching = atomic_load_relaxed(&xremote_batching);
+  if (likely(batching == REMOTE_FREES_BATCHED) && page->block_size <= REMOTE_BATCH_BLOCK_MAX &&
+      likely(fence_owner_enter(heap))) {
+    remote_batch_t *batch = remote_batch_of(heap, page);
+    if (unlikely(batch->page != page)) {
+      remote_batch_open(heap, batch, page, block);
+    } else {
+      block->next = batch->head;
+      batch->head = block;
+      if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_push(heap, batch);
+    }
+    fence_owner_leave(heap);
+    return;
+  }
+  if (unlikely(batching == REMOTE_FREES_UNSEEN)) remote_frees_count(heap);
+  remote_push(owner, page, block, block, 1);
+}
+/* Sends every batch the heap's thread has open: by the thread on its
+ * refills, or under pages_lock (its housekeeping and exit, or the purger
+ * and brisk_collect() with the thread kept out). */
+INTERNAL void remote_post_flush(heap_t *heap);
+/* The owner's side: takes in the blocks other threads freed into its parked
+ * pages (its delayed list); true when some came home. */
+INTERNAL bool remote_collect(heap_t *heap);
+/* The same by the background purger for an idle owner, under pages_lock:
+ * blocks of pages no longer parked move to those pages' remote lists. */
+INTERNAL void remote_collect_idle(heap_t *heap);
 
 /* ---- free.c: the free path ------------------------------------------------------------- */
 /* The mark an aligned block carries in its first word when its pointer lies
@@ -654,15 +836,6 @@ INTERNAL void free_invalid(page_t *page, const void *p) __attribute__((noreturn,
 /* Every free that the fast path (api/fast_path.h) does not settle; heap is
  * the calling thread's. */
 INTERNAL void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p);
-/* The owner takes in the blocks other threads freed into its parked pages. */
-INTERNAL bool free_delayed_drain(heap_t *heap); /* true when blocks came home */
-/* The background purger's part, under pages_lock: blocks of pages no longer
- * parked move to those pages' remote lists (see free.c). */
-INTERNAL void free_delayed_release(heap_t *heap);
-/* Pushes every batch of remote frees the heap's thread has open: by the
- * thread on its refills, or under pages_lock (its housekeeping and exit,
- * or the purger and brisk_collect() with the thread kept out). */
-INTERNAL void free_remote_batches_flush(heap_t *heap);
 
 /* ---- collect.c: giving memory back ------------------------------------------------------ */
 /* Collect the heap's frees, retire its empty pages, purge what has waited
@@ -685,27 +858,43 @@ INTERNAL void collect_round_end(void);
 INTERNAL void collect_after_fork(void);
 
 /* ---- background.c: the background purger --------------------------------------------------- */
-/* At start-up: what the purger will need from the OS (the fence). */
-INTERNAL void background_init(void);
 /* Starts the purger if the process has enough mapped to want one (and the
  * setting allows); cheap once it has run once. */
 INTERNAL void background_wanted(void);
 /* In a forked child: the purger did not come along; start it again when wanted. */
 INTERNAL void background_after_fork(void);
-INTERNAL bool background_running(void);
 
-/* ---- alloc.c: the allocation slow path --------------------------------------------------- */
-/* A block of size <= LARGE_MAX from heap's pages; NULL and ENOMEM when out of memory. */
-INTERNAL void *alloc_small(heap_t *heap, size_t size);
-/* alloc_small's second half, once the first page of size_class has nothing
- * free: refills the class and takes a block; NULL and ENOMEM when out of
+/* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
+/* The ranges of sizes, each served one way in every build and mode: a page
+ * of the size class (small, medium), a chunk of the heap's arena, or a
+ * mapping of its own (huge). */
+typedef enum size_range { RANGE_SMALL, RANGE_MEDIUM, RANGE_ARENA, RANGE_HUGE } size_range;
+/* The router: the one place that says which range serves a size. */
+static inline size_range size_range_of(size_t size) {
+  if (size <= SMALL_MAX) return RANGE_SMALL;
+  if (size <= MEDIUM_MAX) return RANGE_MEDIUM;
+  if (size <= ARENA_MAX) return RANGE_ARENA;
+  return RANGE_HUGE;
+}
+/* A block of size bytes from its range's entry (zero: it reads zero); NULL
+ * and ENOMEM when out of memory. */
+INTERNAL void *alloc_sized(heap_t *heap, size_t size, bool zero);
+/* The small range once the class's first page has nothing on `free`: its
+ * own frees, else a refill; NULL and ENOMEM when out of memory. */
+INTERNAL void *small_refill(heap_t *heap, unsigned size_class);
+/* The small range's entry: the class's first page, as the direct slots do
+ * for sizes up to DIRECT_MAX. */
+static inline void *small_alloc(heap_t *heap, unsigned size_class) {
+  page_t *page = heap->queues[size_class].first;
+  if (likely(page != NULL && page->free != NULL)) return page_pop(page);
+  return small_refill(heap, size_class);
+}
+/* The medium range's entry: the class's first page too, but with the
+ * background purger kept out (see alloc.c); NULL and ENOMEM when out of
  * memory. */
-INTERNAL void *alloc_refilled(heap_t *heap, unsigned size_class);
-/* A block of a medium or large class, taken under the heap's pages_lock
- * (see alloc.c); NULL and ENOMEM when out of memory. */
-INTERNAL void *alloc_locked(heap_t *heap, unsigned size_class);
-/* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN), from
- * pages when it fits there, else a huge block. */
+INTERNAL void *medium_alloc(heap_t *heap, unsigned size_class);
+/* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN),
+ * routed by its size with room for the alignment. */
 INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);
 
 #endif /* BRISK_CORE_H */

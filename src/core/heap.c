@@ -79,12 +79,11 @@ static heap_t *heap_new_locked(void) {
 bool heap_claim(heap_t *heap) {
   uint8_t expected = HEAP_ABANDONED;
   return atomic_load_relaxed(&heap->xstate) == HEAP_ABANDONED &&
-         atomic_compare_exchange_strong_explicit(&heap->xstate, &expected, HEAP_CLAIMED,
-                                                 memory_order_acquire, memory_order_relaxed);
+         atomic_cas_strong_acquire(&heap->xstate, &expected, HEAP_CLAIMED);
 }
 
 void heap_unclaim(heap_t *heap) {
-  atomic_store_explicit(&heap->xstate, HEAP_ABANDONED, memory_order_release);
+  atomic_store_release(&heap->xstate, HEAP_ABANDONED);
 }
 
 /* Adopts the first abandoned heap nobody has claimed for the moment, or,
@@ -168,8 +167,7 @@ heap_t *heaps_abandoned_first(void) {
 /* The list only grows, by one publishing store of a heap made whole before
  * it, and heaps are never unmapped, so it can be walked without the lock. */
 void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg) {
-  for (heap_t *heap = __atomic_load_n(&created_first, __ATOMIC_ACQUIRE); heap != NULL;
-       heap = heap->next_created)
+  for (heap_t *heap = shared_load_acquire(&created_first); heap != NULL; heap = heap->next_created)
     visit(heap, arg);
 }
 

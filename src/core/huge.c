@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Huge blocks (above LARGE_MAX): each in a segment of its own, mapped for it.
+/* Huge blocks (above ARENA_MAX): each in a segment of its own, mapped for it.
  * Recently freed spans wait in a small cache for reuse until the purge delay
  * passes, so that a program replacing big buffers reuses resident memory
- * instead of faulting fresh pages in. The cache holds at most a quarter of
- * the bytes in live huge blocks, between 4 and 64 MiB: beyond that the
- * oldest spans go back to the OS. A request takes the smallest span that
+ * instead of faulting fresh pages in; past its bounds (HUGE_CACHE_*, core.h)
+ * the oldest spans go back to the OS. A request takes the smallest span that
  * fits and gives back what it does not need past one size step; when none
  * fits, the largest grows with the pages of the others, moved in behind it
  * (mremap: no copy, no fault). realloc grows a huge block without copying:
@@ -15,21 +14,17 @@
 #include <errno.h>
 #include <string.h>
 
-#define HUGE_CACHE_SPAN_MAX (64 * MiB) /* larger spans go straight back */
-#define HUGE_SPAN_MIN (1 * MiB)        /* a split leaves no smaller span in the cache */
-
 /* Freed spans; when full, the oldest make room. */
-static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = true};
-#define CACHE_BUDGET_MIN (4 * MiB)
-#define CACHE_BUDGET_MAX (64 * MiB) /* 32 MiB made big-buffer replacement fault twice as much */
+static span_cache cache = {
+    .lock = PLATFORM_LOCK_INIT, .capacity = HUGE_CACHE_MAX, .evict_oldest = true};
 
 static size_t cache_budget(void) {
   brisk_memory_info info;
   memory_info(&info);
   size_t budget = info.large_in_use / 4;
-  return budget < CACHE_BUDGET_MIN   ? CACHE_BUDGET_MIN
-         : budget > CACHE_BUDGET_MAX ? CACHE_BUDGET_MAX
-                                     : budget;
+  return budget < HUGE_CACHE_BUDGET_MIN   ? HUGE_CACHE_BUDGET_MIN
+         : budget > HUGE_CACHE_BUDGET_MAX ? HUGE_CACHE_BUDGET_MAX
+                                          : budget;
 }
 
 void huge_cache_after_fork(void) {
@@ -225,7 +220,7 @@ static segment_t *reuse(size_t total) {
   return segment;
 }
 
-void *huge_malloc(size_t size, size_t alignment, bool zero) {
+void *huge_alloc(size_t size, size_t alignment, bool zero) {
   if (size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2) {
     errno = ENOMEM;
     return NULL;
@@ -286,13 +281,10 @@ void huge_free(segment_t *segment, const void *p) {
   bool cacheable = segment->size <= HUGE_CACHE_SPAN_MAX &&
                    segment->pages[0].area == (uint8_t *)segment + huge_offset(0) &&
                    option_get(OPTION_PURGE_DELAY) != 0;
-  segment_t *evicted =
-      cacheable ? span_cache_push(&cache, segment, platform_clock_ms(), cache_budget()) : segment;
-  while (evicted != NULL) {
-    segment_t *next = cacheable ? evicted->next : NULL;
-    huge_unmap(evicted);
-    evicted = next;
-  }
+  if (cacheable)
+    cache_span(segment, platform_clock_ms());
+  else
+    huge_unmap(segment);
 }
 
 size_t huge_usable_size(const segment_t *segment, const void *p) {
@@ -310,7 +302,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   memory_note_large_in_use((ptrdiff_t)size - (ptrdiff_t)segment->huge_block);
   if (need <= segment->size) {
     size_t spare = segment->size - need;
-    if (spare >= MiB && spare >= segment->size / 4) { /* shrink: unmap the tail */
+    if (spare >= HUGE_SHRINK_MIN && spare >= segment->size / 4) { /* unmap the tail */
       memory_release((uint8_t *)segment + need, spare);
       memory_note_committed(-(ptrdiff_t)spare);
       memory_note_huge(0, -(ptrdiff_t)spare);
@@ -344,7 +336,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   segment_map_set(segment, true);
   memory_note_large_in_use((ptrdiff_t)segment->huge_block - (ptrdiff_t)size);
   /* No address space to move into: copy as a last resort. */
-  void *copy = huge_malloc(size, 0, false);
+  void *copy = huge_alloc(size, 0, false);
   if (copy == NULL) return NULL;
   memcpy(copy, p, segment->huge_block);
   huge_free(segment, p);

@@ -10,11 +10,6 @@ static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
 /* Live huge blocks and the bytes of their mappings, with their peaks. */
 static _Atomic(size_t) xhuge_blocks, xhuge_blocks_peak, xhuge_bytes, xhuge_bytes_peak;
 _Atomic(bool) xmemory_purge_eagerly = true;
-_Atomic(bool) xfence_ready;
-_Atomic(uint8_t) xremote_batching; /* REMOTE_FREES_UNSEEN */
-#ifdef BRISK_EAGER_PURGER
-__attribute__((visibility("default"))) test_hooks_t brisk_test_hooks;
-#endif
 
 static void note_call(_Atomic(uint64_t) *counter) {
   atomic_add_relaxed(counter, 1);

@@ -26,7 +26,7 @@ typedef struct option_desc {
 } option_desc;
 
 static const option_desc option_table[OPTION_COUNT] = {
-    [OPTION_PURGE_DELAY] = {"PURGE_DELAY", KIND_DURATION, 10,
+    [OPTION_PURGE_DELAY] = {"PURGE_DELAY", KIND_DURATION, PURGE_DELAY_MS,
                             "how long a free page stays resident before it goes back to the OS "
                             "(0: at once, never: kept)"},
     [OPTION_STATS] = {"STATS", KIND_STATS, STATS_OFF,

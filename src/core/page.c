@@ -23,13 +23,12 @@ void brief_lock_wait(brief_lock_t *lock) {
 
 /* Blocks carved per extension: about one OS page, so a fresh page touches
  * memory only as it is used; at least four small blocks, but one block of
- * the medium and large classes (above SMALL_MAX, two OS pages or more).
+ * the medium classes (above SMALL_MAX, two OS pages or more).
  * Such a page taken back resident is written as far as its earlier uses
  * reached, so every block carved ahead of need there is resident memory
  * nobody uses, and on a fresh page it raises how far the next use finds the
- * page written. Four at a time, a pool whose bursts end with each class's
- * last page part-carved kept 3-5 MB more at its peak (2 and 4 threads; 3 MB
- * with one at a time only where the page had been written). */
+ * page written: a pool whose bursts end with each class's last page
+ * part-carved peaks higher. */
 #define EXTEND_BYTES 4096
 #define EXTEND_MIN_BLOCKS 4
 
@@ -40,11 +39,6 @@ static uint8_t flags_of(const page_t *page) {
 /* Every change of flags re-derives the owner tag (the invariant in types.h). */
 static void flags_set(heap_t *heap, page_t *page, uint8_t flags) {
   atomic_store_relaxed(&page->xflags, flags);
-  page_owner_tag_update(heap, page);
-}
-
-void page_owner_tag_update(heap_t *heap, page_t *page) {
-  uint8_t flags = flags_of(page);
   bool plain =
       !diag_counting && (flags & PAGE_IN_USE) && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
   atomic_store_relaxed(&page->xowner_tag, plain ? heap : NULL);
@@ -136,23 +130,6 @@ uint8_t *page_block_start(const page_t *page, const void *p) {
   return page->area + offset - offset % page->block_size;
 }
 
-bool page_zero_trusted = true;
-
-/* A purge marks pages purged before it asks the OS to purge them (see
- * purge_segment_expired), so a fork in between leaves the child pages
- * marked purged that still hold their data. The child cannot tell which,
- * so from then on calloc clears every block it hands out. */
-void page_after_fork(void) {
-  page_zero_trusted = false;
-}
-
-/* Freed blocks are about to join `free`: from now on only blocks carved
- * later are known to read zero (see zero_from). */
-static void free_list_takes_freed(page_t *page) {
-  uint32_t carved = page->capacity * page->block_size;
-  page->zero_from = page->zero_from > carved ? page->zero_from : carved;
-}
-
 /* Takes in the page's remote frees; returns how many arrived. When both
  * free lists are in use, which only a page being retired or unparked meets
  * (page_collect leaves a page with blocks on `free` alone), local_free is
@@ -170,7 +147,6 @@ static inline size_t collect_thread_free(page_t *page) {
   if (page->local_free == NULL) {
     page->local_free = head;
   } else if (page->free == NULL) {
-    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = head;
   } else {
@@ -187,14 +163,13 @@ static inline size_t collect_thread_free(page_t *page) {
 /* A page with blocks on `free` is left as it is: the owner's own frees
  * keep it stocked, and taking in the remote list then meant walking it to
  * its end, one cache miss after another on blocks last written by other
- * cores (a pool of two threads that free a quarter of each other's blocks
- * spent a tenth of its time there). Its remote frees come in once `free`
+ * cores, which a pool of threads that free each other's blocks paid on
+ * every collect. Its remote frees come in once `free`
  * runs dry, with one exchange. */
 bool page_collect(page_t *page) {
   if (page->free != NULL) return true;
   collect_thread_free(page);
   if (page->free == NULL && page->local_free != NULL) {
-    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = NULL;
   }
@@ -202,16 +177,13 @@ bool page_collect(page_t *page) {
 }
 
 /* A medium block carved from a page that was fresh or purged when it was
- * taken (zero_from not UINT32_MAX) is faulted in whole with one call: its
+ * taken (taken_fresh) is faulted in whole with one call: its
  * program most often writes all of a block of 8 KiB or more, an OS page at
- * a time, and each first write was a fault of its own. A pool whose one
- * thread allocates a hundred megabytes between pauses ran 10% faster, and
- * 4000 short-lived threads 6% (BENCHMARKS.md). The price: a block that its
- * program leaves mostly unwritten is resident whole. Not small blocks,
- * carved an OS page at a time (EXTEND_BYTES), nor the arena's (past
- * 64 KiB, which a program is likelier to write only in part, and whose
- * free chunks stay resident 100 ms: populating them gained nothing
- * measurable on that pool). */
+ * a time, and each first write was a fault of its own. The price: a block
+ * that its program leaves mostly unwritten is resident whole. Not small
+ * blocks, carved an OS page at a time (EXTEND_BYTES), nor the arena's
+ * (which a program is likelier to write only in part, and whose free
+ * chunks stay resident longer: populating them gained nothing). */
 static void populate_block(uint8_t *block, size_t size) {
   uintptr_t from = align_up((uintptr_t)block, OS_PAGE_SIZE);
   uintptr_t to = ((uintptr_t)block + size) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
@@ -243,7 +215,7 @@ static void page_extend(heap_t *heap, page_t *page) {
   unsigned remaining = (unsigned)(page->reserved - page->capacity);
   if (count > remaining) count = remaining;
   uint8_t *start = page->area + (size_t)page->capacity * size;
-  if (size > SMALL_MAX && page->zero_from != UINT32_MAX) populate_block(start, size);
+  if (size > SMALL_MAX && page->taken_fresh) populate_block(start, size);
   /* Fresh blocks carry the free cookie like every other free block, so a
    * free of one (a pointer just past a live block, say) is caught. */
   uintptr_t cookie = free_cookie();
@@ -269,8 +241,8 @@ static void page_extend(heap_t *heap, page_t *page) {
   uint32_t capacity = page->capacity + count;
   carved_note(heap, page, count);
   /* Remote freers read both to validate their pointers. */
-  __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
-  __atomic_store_n(&page->carved_limit, (uint64_t)capacity * page->block_excess, __ATOMIC_RELAXED);
+  shared_store_relaxed(&page->capacity, capacity);
+  shared_store_relaxed(&page->carved_limit, (uint64_t)capacity * page->block_excess);
   uint32_t carved_end = capacity * page->block_size;
   if (carved_end > page->written_end) page->written_end = carved_end;
 }
@@ -300,9 +272,8 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) 
 
 /* A medium block is several OS pages, and a thread that asks for many
  * medium sizes would otherwise keep a few free blocks of each class
- * resident while carving new memory for the next class up or down (a
- * thread per task allocating 8-64 KiB at random held twice what it had
- * live). So before carving, a medium request takes a block that is already
+ * resident while carving new memory for the next class up or down, and
+ * hold far more than it has live. So before carving, a medium request takes a block that is already
  * free in a class up to one doubling larger: memory that is resident
  * anyway, at the cost of a bigger block than asked for. Only the first page
  * of each class is looked at, so this costs a few loads per refill. */
@@ -311,7 +282,6 @@ page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) 
 page_t *page_borrow_larger(heap_t *heap, unsigned size_class) {
   unsigned last = size_class + BORROW_CLASSES;
   for (unsigned larger = size_class + 1; larger <= last && larger < CLASS_COUNT; larger++) {
-    if (class_size[larger] > MEDIUM_MAX) break;
     page_t *page = heap->queues[larger].first;
     if (page != NULL && page_collect(page)) return page; /* first in its queue already */
   }
@@ -337,8 +307,7 @@ static uint64_t block_magic_of(uint32_t size) {
  * unpins a warm page that is empty while its class has other pages; thread
  * exit, brisk_collect() and the sweep of abandoned heaps unpin them all
  * (except that while threads come and go an exiting thread leaves them to
- * the thread that adopts its heap, see collect_thread_exit). Not a large
- * page: it is a whole segment. */
+ * the thread that adopts its heap, see collect_thread_exit). */
 static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
   uint64_t bit = (uint64_t)1 << (size_class % 64);
   if (warm)
@@ -350,7 +319,7 @@ static void class_warm_set(heap_t *heap, unsigned size_class, bool warm) {
 /* Whether a fresh page for the class is to be its warm page: the class has
  * none, and the heap's thread runs. */
 static bool page_wants_pin(heap_t *heap, unsigned size_class) {
-  return class_size[size_class] <= MEDIUM_MAX && !heap_class_has_warm(heap, size_class) &&
+  return !heap_class_has_warm(heap, size_class) &&
          atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE;
 }
 
@@ -378,16 +347,16 @@ static void page_lay_out(page_t *page, unsigned size_class) {
   page->size_class = (uint8_t)size_class;
   size_t bytes = segment_page_bytes(segment_of(page), page, &page->area);
   page->reserved = (uint16_t)(bytes / page->block_size);
-  __atomic_store_n(&page->capacity, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&page->carved_limit, 0, __ATOMIC_RELAXED);
+  shared_store_relaxed(&page->capacity, 0);
+  shared_store_relaxed(&page->carved_limit, 0);
   page->free = NULL;
   page->local_free = NULL;
 }
 
 /* A page taken again by the class it served, still resident, keeps the
  * blocks it carved on its lists: handing them out needs no carving, which
- * rewrote every block's link (a program that allocates thousands of blocks
- * and frees them all, round after round, spent a tenth of its time there). */
+ * rewrote every block's link: the main cost of a program that allocates
+ * thousands of blocks and frees them all, round after round. */
 page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   bool pin = page_wants_pin(heap, size_class);
   page_t *page = segment_page_alloc(heap, size_class_kind(size_class), size_class, may_map, pin);
@@ -395,7 +364,6 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   if (!page->blocks_kept || page->size_class != size_class) {
     page_lay_out(page, size_class);
   } else if (page->free == NULL) {
-    free_list_takes_freed(page);
     page->free = page->local_free;
     page->local_free = NULL;
   }
@@ -428,7 +396,7 @@ static bool page_park(heap_t *heap, page_t *page) {
   return true;
 }
 
-void page_unpark(heap_t *heap, page_t *page) {
+static void page_unpark(heap_t *heap, page_t *page) {
   queue_remove(&heap->full, page);
   collect_thread_free(page); /* clears XFREE_NOTIFY */
   flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
@@ -455,7 +423,7 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
   segment_page_free(heap, page);
 }
 
-void page_retire_locked(heap_t *heap, page_t *page) {
+static void page_retire_locked(heap_t *heap, page_t *page) {
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   retire_from_queue(heap, &heap->queues[page->size_class], page);
 }
@@ -464,6 +432,14 @@ void page_retire(heap_t *heap, page_t *page) {
   brief_lock_acquire(&heap->pages_lock);
   page_retire_locked(heap, page);
   brief_lock_release(&heap->pages_lock);
+}
+
+void page_free_locked(heap_t *heap, page_t *page, block_t *block) {
+  if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
+  block->next = page->local_free;
+  page->local_free = block;
+  brisk_assert(page->used > 0);
+  if (--page->used == 0) page_retire_locked(heap, page);
 }
 
 /* The page's blocks in use, its pin included: `used` less the remote frees
@@ -516,18 +492,18 @@ void page_collect_heap(heap_t *heap, bool force) {
  * pages itself, under the heap's pages_lock, which every owner path that
  * changes a queue holds as well. It needs nothing else from the owner: the
  * owner's fast paths pop only from the first page of a small class, which
- * the purger leaves alone (medium and large blocks are taken under the
- * lock), and push only onto a page the owner has a block of, and a page
- * whose blocks have all come back has none. Such a page is one whose
- * `used`, read with acquire order (page_used_drop), counts only its remote
- * frees and its pin (free_delayed_release first moves blocks on the heap's
- * delayed list onto their pages' remote lists where it can). A parked page
- * is left to its owner. */
+ * the purger leaves alone (medium blocks are taken under the lock), and
+ * push only onto a page the owner has a block of, and a page whose blocks
+ * have all come back has none. Such a page is one whose `used`, read with
+ * acquire order (page_used_drop), counts only its remote frees and its pin
+ * (remote_collect_idle first moves blocks on the heap's delayed list onto
+ * their pages' remote lists where it can). A parked page is left to its
+ * owner. */
 static bool page_all_back(const page_t *page) {
   uintptr_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
   uint32_t pin = (flags_of(page) & PAGE_WARM) != 0;
-  uint32_t used = __atomic_load_n(&page->used, __ATOMIC_ACQUIRE);
+  uint32_t used = shared_load_acquire(&page->used);
   /* A count of zero is the owner's free of the last block, on its way to
    * page_retire (waiting for the lock): that page is the owner's to retire. */
   return used == pin + XFREE_COUNT(remote) && used != 0;
@@ -538,8 +514,8 @@ size_t page_release_idle(heap_t *heap) {
   for (unsigned size_class = 0; size_class < CLASS_COUNT; size_class++) {
     page_queue_t *queue = &heap->queues[size_class];
     if (queue->first == NULL) continue;
-    /* The owner takes medium and large blocks under the lock, even from the
-     * first page. */
+    /* The owner takes medium blocks under the lock, even from the first
+     * page. */
     page_t *start = class_size[size_class] > SMALL_MAX ? queue->first : queue->first->next;
     for (page_t *page = start, *next; page != NULL; page = next) {
       next = page->next;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Segments: SEGMENT_SIZE-aligned mappings cut into pages of one size (small,
- * medium or large), owned by a heap. A heap lists its segments that still
+/* Segments: SEGMENT_SIZE-aligned mappings cut into pages of one size (small
+ * or medium), owned by a heap. A heap lists its segments that still
  * have a free page; a segment whose pages are all free goes to a
  * process-wide cache, where it is purged after the delay (without the
  * background purger, at once past a few resident ones) and unmapped when the
@@ -12,50 +12,13 @@
 static const uint8_t kind_page_shift[SEGMENT_KIND_COUNT] = {
     [SEGMENT_SMALL] = SMALL_PAGE_SHIFT,
     [SEGMENT_MEDIUM] = MEDIUM_PAGE_SHIFT,
-    [SEGMENT_LARGE] = LARGE_PAGE_SHIFT,
     [SEGMENT_HUGE] = HUGE_PAGE_SHIFT,
 };
 
-/* Whole free segments, for any heap; the one that does not fit is unmapped.
- * A cached segment stays resident for CACHE_RESIDENT_MS (or the purge delay
- * when that is longer) and is then purged, costing address space only.
- * When the cache held 8 in all, expired and purged ones filled it, and
- * every resident segment freed after them was unmapped: a pool whose
- * threads free a few hundred megabytes at the end of each burst faulted all
- * of it in again at the next (the thread pool of BENCHMARKS.md, 0.297
- * against 0.193 s at 2 threads). */
-static span_cache cache = {.lock = PLATFORM_LOCK_INIT, .capacity = 64, .evict_oldest = false};
-
-/* Without the background purger (a single-threaded program, or
- * BRISK_BACKGROUND=0) a program that frees memory and goes quiet would keep
- * whatever the delay had not purged yet; these bound it. With the purger,
- * a cached segment waits the delay whatever the others hold: purging all
- * but 8 as they came in made a pool that frees a hundred megabytes between
- * bursts 50 ms apart fault most of it in again at the next burst (with
- * large blocks carved one at a time, page.c, 0.199 against 0.161 s at 2
- * threads, the peak 3 MB lower). Except while threads come and go: then
- * the exiting threads' heaps wait for the next ones with their pages, and
- * the segments they emptied are mostly surplus; keeping only two of those
- * resident took 4000 threads run 8 at a time from 29.4 to 19.7 MB at the
- * last join and from 35.7 to 27.4 MB at the peak, for 3-7% more time
- * (0.307 against 0.297 s and 0.307 against 0.288, 11 alternating runs
- * twice; BENCHMARKS.md). */
-#define CACHE_RESIDENT_MAX 2     /* cached segments left resident */
-#define HEAP_DIRTY_MAX (4 * MiB) /* free pages a heap keeps unpurged */
-/* As long as the arena's free chunks wait: a pool whose one thread frees
- * all it used at the end of each burst, 50 ms apart, sends most of its
- * segments here, and with the 10 ms purge delay faulted them all in again
- * at every burst (BENCHMARKS.md, "Since then: cached segments wait 100
- * ms"). Not the free pages a heap keeps: those are its alone, and several
- * threads each keeping what it used last time held what their bursts
- * differed by (4 threads: a 125 MB peak against 120). */
-#define CACHE_RESIDENT_MS 100
-/* Only the 4 MiB pages of the largest blocks (SEGMENT_LARGE) have their
- * unused tail purged, from this size on: a page of smaller blocks is most
- * often wanted whole again by its next use, and purging tails of 16 KiB or
- * more on every page made 4000 short-lived threads run 8% slower for their
- * faults (64 KiB on the 512 KiB pages: 7%). */
-#define TAIL_PURGE_MIN (256 * KiB)
+/* Whole free segments, for any heap (the policy's SEGMENT_CACHE_*, core.h);
+ * the one that does not fit is unmapped. */
+static span_cache cache = {
+    .lock = PLATFORM_LOCK_INIT, .capacity = SEGMENT_CACHE_MAX, .evict_oldest = false};
 
 /* When a thread last took up an exited thread's heap (see segment_release). */
 static _Atomic(uint64_t) xlast_adoption_ms;
@@ -194,7 +157,7 @@ static int resident_page_of_class(const segment_t *segment, unsigned size_class,
     unsigned index = (unsigned)__builtin_ctzll(mask);
     const page_t *page = &segment->pages[index];
     if (page->size_class != size_class) continue;
-    uint32_t count = __atomic_load_n(&page->capacity, __ATOMIC_RELAXED); /* >= 1 once used */
+    uint32_t count = shared_load_relaxed(&page->capacity); /* >= 1 once used */
     if (count <= *carved) continue;
     best = (int)index;
     *carved = count;
@@ -287,49 +250,27 @@ static void segment_release(heap_t *heap, segment_t *segment) {
   long delay = option_get(OPTION_PURGE_DELAY);
   bool few = memory_purge_eagerly() || adopted_lately(platform_clock_ms());
   if (delay == 0 || (few && delay > 0 && segment_is_resident(segment) &&
-                     span_cache_count(&cache, segment_is_resident) >= CACHE_RESIDENT_MAX))
+                     span_cache_count(&cache, segment_is_resident) >= SEGMENT_CACHE_RESIDENT_MAX))
     segment_purge_all(segment);
   if (segment_is_resident(segment)) atomic_store_relaxed(&xcache_resident[segment->kind], 1);
   if (span_cache_push(&cache, segment, platform_clock_ms(), SIZE_MAX) != NULL)
     segment_unmap(segment);
 }
 
-/* A resident medium page taken by another class than it served, to be kept
- * as that class's warm page, keeps resident only its first block: the rest
- * is purged, from TRIM_MIN on. Carved one block at a time, the page leaves
- * what its last class wrote past its own blocks resident and unused, and a
- * warm page keeps it for as long as its thread runs; a pool whose threads
- * free each other's blocks (whose pages wait for them, so a class's warm
- * page is often retired and another taken at the next burst) held 8-11 MB
- * that way at its peak with four threads, of 117-123 MB in all. Not a
- * page that is not kept (a class's second page is most often carved to
- * its end, and is retired whole when its blocks come back), nor a small
- * one (its tail is a few OS pages). */
-#define TRIM_MIN (64 * KiB)
-
-/* The OS pages of a page that its uses wrote past keep bytes of its area,
- * when they come to min bytes or more: written_end moves back to keep, and
- * the caller purges them (*from, the size returned). 0 with huge pages,
- * which a partial purge would split, and when free memory is to stay
- * resident (BRISK_PURGE_DELAY=never). */
-static size_t written_past(segment_t *segment, page_t *page, size_t keep, size_t min,
-                           uint8_t **from) {
-  if (option_get(OPTION_HUGE_PAGES) || memory_purge_never()) return 0;
+/* The OS pages past the new class's first block that earlier uses wrote are
+ * purged, when they come to WARM_TRIM_MIN or more, and committed again at once
+ * (the page is in use). Not with huge pages, which a partial purge would
+ * split, nor when free memory is to stay resident (BRISK_PURGE_DELAY=never). */
+static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class) {
+  if (option_get(OPTION_HUGE_PAGES) || memory_purge_never()) return true;
   uint8_t *area;
   segment_page_bytes(segment, page, &area);
-  *from = (uint8_t *)align_up((uintptr_t)area + keep, OS_PAGE_SIZE);
+  uint8_t *from = (uint8_t *)align_up((uintptr_t)area + class_size[size_class], OS_PAGE_SIZE);
   uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, OS_PAGE_SIZE);
-  if (to < *from + min) return 0;
-  page->written_end = (uint32_t)(*from - area);
-  return (size_t)(to - *from);
-}
-
-static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class) {
-  uint8_t *from;
-  size_t bytes = written_past(segment, page, class_size[size_class], TRIM_MIN, &from);
-  if (bytes == 0) return true;
-  memory_purge(from, bytes);
-  return memory_commit(from, bytes); /* in use at once */
+  if (to < from + WARM_TRIM_MIN) return true;
+  page->written_end = (uint32_t)(from - area);
+  memory_purge(from, (size_t)(to - from));
+  return memory_commit(from, (size_t)(to - from));
 }
 
 static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_class, bool may_map,
@@ -380,36 +321,19 @@ static page_t *page_alloc_locked(heap_t *heap, segment_kind kind, unsigned size_
   if (atomic_load_relaxed(&chosen->xflags) & PAGE_DIRTY) {
     heap->drawn_ms[kind] = platform_clock_ms();
     heap->dirty_bytes -= (size_t)1 << segment->page_shift;
-    chosen->zero_from = UINT32_MAX;
-    if (chosen->tail_purged) {
-      uint8_t *area;
-      size_t bytes = segment_page_bytes(segment, chosen, &area);
-      uint8_t *tail = (uint8_t *)align_up((uintptr_t)area + chosen->written_end, OS_PAGE_SIZE);
-      if (!memory_commit(tail, (size_t)(area + bytes - tail))) return NULL;
-      chosen->tail_purged = false;
-    }
+    chosen->taken_fresh = false;
     if (to_keep && kind == SEGMENT_MEDIUM && chosen->size_class != size_class &&
         !trim_for_class(segment, chosen, size_class))
       return NULL;
   } else {
-    uint8_t *start, *area;
+    uint8_t *start;
     size_t size;
     page_purge_range(segment, chosen, &start, &size);
     if (!memory_commit(start, size)) return NULL;
     memory_note_committed((ptrdiff_t)1 << segment->page_shift);
-    /* A purged or never used page reads zero, but for the OS pages a
-     * header of any layout has held (in page 0): they are never purged,
-     * and those past this layout's header may hold an earlier layout's
-     * descriptors. */
-    chosen->zero_from = 0;
-    chosen->written_end = 0; /* the only reset: a purged page is dirty again only once taken */
-    chosen->tail_purged = false;
+    chosen->taken_fresh = true;
+    chosen->written_end = 0;     /* the only reset: a purged page is dirty again only once taken */
     chosen->blocks_kept = false; /* purged or never used: its lists are gone */
-    if (index == 0) {
-      segment_page_bytes(segment, chosen, &area);
-      uint8_t *zero = (uint8_t *)segment + HEADER_COMMITTED;
-      chosen->zero_from = (uint32_t)((start > zero ? start : zero) - area);
-    }
   }
   atomic_store_relaxed(&chosen->xflags, PAGE_IN_USE);
   if (++segment->used_pages == segment->page_count) list_remove(&heap->segments[kind], segment);
@@ -426,26 +350,8 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
 
 static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
 
-/* A page of the largest blocks (in the diagnostic modes: otherwise the
- * heap's arena holds them) coming back free purges the part of its
- * memory that an earlier use wrote and its last use did not reach, from
- * TAIL_PURGE_MIN on. Taken again, a free resident page is carved from its
- * start, by its own class or another, so that part would stay resident
- * unused: a pool whose bursts ask for a different mix of sizes each time
- * grew by what every page's largest use ever had written. */
-static void purge_unused_tail(segment_t *segment, page_t *page) {
-  if (segment->kind != SEGMENT_LARGE) return;
-  uint8_t *from;
-  size_t used_end = (size_t)page->capacity * page->block_size;
-  size_t bytes = written_past(segment, page, used_end, TAIL_PURGE_MIN, &from);
-  if (bytes == 0) return;
-  page->tail_purged = true; /* before the purge: see purge_segment_expired */
-  memory_purge(from, bytes);
-}
-
 void segment_page_free(heap_t *heap, page_t *page) {
   segment_t *segment = segment_of(page);
-  purge_unused_tail(segment, page); /* not yet free: nobody else looks at it */
   lock_acquire(&heap->segments_lock);
   brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
   atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
@@ -527,10 +433,10 @@ static bool cache_expire(segment_t *segment, bool force) {
 }
 
 /* How long a cached segment stays resident: never purged, purged at once,
- * or CACHE_RESIDENT_MS or the purge delay, whichever is longer. */
+ * or SEGMENT_CACHE_RESIDENT_MS or the purge delay, whichever is longer. */
 static long cache_resident_ms(void) {
   long delay = option_get(OPTION_PURGE_DELAY);
-  return delay <= 0 || delay >= CACHE_RESIDENT_MS ? delay : CACHE_RESIDENT_MS;
+  return delay <= 0 || delay >= SEGMENT_CACHE_RESIDENT_MS ? delay : SEGMENT_CACHE_RESIDENT_MS;
 }
 
 void segment_cache_collect(uint64_t now, bool force) {

@@ -25,18 +25,12 @@ const uint32_t class_size[CLASS_COUNT] = {16,
                                           DOUBLING(4096u),
                                           DOUBLING(8192u),
                                           DOUBLING(16384u),
-                                          DOUBLING(32768u),
-                                          DOUBLING(65536u),
-                                          DOUBLING(131072u),
-                                          DOUBLING(262144u)};
+                                          DOUBLING(32768u)};
 
-_Static_assert(CLASS_COUNT == 8 + 12 * 8, "class table covers 16 B .. 512 KiB");
+_Static_assert(CLASS_COUNT == 8 + 9 * 8, "class table covers 16 B .. 64 KiB");
 
 segment_kind size_class_kind(unsigned size_class) {
-  uint32_t size = class_size[size_class];
-  if (size <= SMALL_MAX) return SEGMENT_SMALL;
-  if (size <= MEDIUM_MAX) return SEGMENT_MEDIUM;
-  return SEGMENT_LARGE;
+  return class_size[size_class] <= SMALL_MAX ? SEGMENT_SMALL : SEGMENT_MEDIUM;
 }
 
 void size_class_direct_slots(unsigned size_class, unsigned *first, unsigned *last) {

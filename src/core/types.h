@@ -1,27 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /* Core types of brisk. Read this first.
  *
- * Glossary
- *   block    what malloc returns. Blocks up to ARENA_MIN (64 KiB) are
- *            carved from a page of their size class; larger ones, up to
- *            LARGE_MAX, are chunks of the heap's arena; a huge block has a
- *            segment to itself.
- *   page     a run of memory inside a segment holding blocks of one size
- *            class (64 KiB small pages, 512 KiB medium, one 4 MiB large
- *            page; the diagnostic modes keep blocks above ARENA_MIN on
- *            medium and large pages). Not an OS page: those are "OS pages"
- *            (4 KiB).
- *   arena    a heap's coalescing chunks for blocks above ARENA_MIN, in
- *            segments of their own (span_arena.c).
- *   segment  a SEGMENT_SIZE-aligned mapping whose first bytes hold its header
- *            and page descriptors, so any block finds its page by masking
- *            its address. Owned by one heap.
- *   heap     per-thread allocator state. A heap is used by at most one
- *            thread at a time; when its thread exits it is abandoned and the
- *            next new thread adopts it whole, so nothing is stranded.
- *   local free   a free by the thread using the block's heap: plain stores.
- *   remote free  a free by any other thread: one CAS onto the page's
- *            xthread_free list, collected by the owner on its slow path.
+ * Glossary: one meaning per word (DESIGN.md's glossary says more).
+ *   block        what malloc returns: a block of a page, an arena chunk's
+ *                block, or a huge block.
+ *   size range   small (up to SMALL_MAX), medium (up to MEDIUM_MAX), arena
+ *                (up to ARENA_MAX), huge: each served one way in every
+ *                build and mode (size_range_of, core.h).
+ *   size class   one of CLASS_COUNT block sizes of the page ranges.
+ *   page         a run of a segment holding blocks of one class: small
+ *                (64 KiB) or medium (512 KiB). Never an OS page (4 KiB).
+ *   segment      a SEGMENT_SIZE-aligned mapping that starts with its header
+ *                (segment_t, the page descriptors), so a block finds its
+ *                page by masking its address. Owned by one heap (its owner),
+ *                but huge ones. Kinds: segment_kind.
+ *   span         a whole mapping that starts with a segment header, as a
+ *                span_cache keeps it: a free segment, or a huge block's.
+ *   heap         a thread's allocator state, used by one thread at a time;
+ *                abandoned when its thread exits, adopted whole by the next
+ *                new thread, claimed for a moment by a thread freeing into
+ *                it.
+ *   owner tag    the heap whose thread may free into a page on the fast
+ *                path; a page is plain when its tag is its owner.
+ *   carve        lay fresh blocks out past a page's used part.
+ *   local free   a free by the heap's own thread; remote free: by any other.
+ *   remote list  a page's lock-free list of remote frees (xthread_free).
+ *   parked page  a page with nothing free and nothing left to carve, on its
+ *                heap's full list with XFREE_NOTIFY set.
+ *   delayed list a heap's lock-free list of remote frees into its parked
+ *                pages (xdelayed), which unparks them (remote.c).
+ *   batch        remote frees of one page chained by the freeing thread and
+ *                pushed onto the remote list with one CAS (remote.c).
+ *   refill       the slow path of a class whose first page has nothing free.
+ *   housekeeping collect_heap on the owner's slow path, now and then.
+ *   retire       a page whose blocks have all come back becomes free.
+ *   warm page    a class's page that a live thread keeps even when empty,
+ *                with one extra count in `used`, its pin.
+ *   dirty        free and still resident (pages, arena chunks); purged:
+ *                its physical pages handed back (platform.h's states).
+ *   arena        a heap's coalescing allocator for the arena range, in
+ *                segments of its own (arena.c).
+ *   chunk        a piece of an arena: a 16-byte header, then its block.
+ *   huge block   a block above ARENA_MAX, in a span of its own (huge.c).
+ *   purger       the background purger, brisk's thread (background.c); a
+ *                round is one pass of it; an idle heap, one whose thread has
+ *                not done housekeeping for IDLE_HEAP_MS.
+ *   fence        what keeps a heap's owner and the purger apart without a
+ *                locked instruction on the owner's side (fence.c); the
+ *                owner's busy mark is its half.
+ *   brief lock   a one-byte lock taken with one exchange (pages_lock).
+ *   cookie       the secret every free block carries in its second word.
+ *   diagnostic mode  statistics, leaks or checked mode (diag_counting):
+ *                every call reaches a slow path, and each block carries a
+ *                trailer behind canary bytes.
  *
  * Naming: fields prefixed x are atomics shared between threads; everything
  * else in a heap, its segments and pages is touched only by the heap's
@@ -84,15 +115,13 @@
 
 #define SMALL_PAGE_SHIFT 16  /* 64 KiB pages for blocks up to SMALL_MAX */
 #define MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages for blocks up to MEDIUM_MAX */
-#define LARGE_PAGE_SHIFT SEGMENT_SHIFT
 /* A huge segment holds one page; this shift makes every address in it map to
  * page 0. */
 #define HUGE_PAGE_SHIFT 63
 
-#define SMALL_MAX (8 * KiB)    /* >= 8 blocks per small page */
-#define MEDIUM_MAX (128 * KiB) /* >= 4 blocks per medium page */
-#define LARGE_MAX (512 * KiB)  /* >= 7 blocks per large page */
-#define ARENA_MIN (64 * KiB)   /* larger blocks, up to LARGE_MAX, come from the heap's arena */
+#define SMALL_MAX (8 * KiB)   /* >= 8 blocks per small page */
+#define MEDIUM_MAX (64 * KiB) /* >= 8 blocks per medium page; larger blocks: the arena */
+#define ARENA_MAX (512 * KiB) /* the arena's largest block; larger ones are huge */
 #define MAX_PAGES_PER_SEGMENT (SEGMENT_SIZE >> SMALL_PAGE_SHIFT)
 _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word");
 
@@ -101,9 +130,13 @@ _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word
 #define DIRECT_SLOTS (DIRECT_MAX / 8 + 1)
 
 /* Size classes: multiples of 16 up to 128, then 8 classes per doubling up to
- * LARGE_MAX, so above 128 bytes no class wastes more than 12.5% of the
+ * MEDIUM_MAX, so above 128 bytes no class wastes more than 12.5% of the
  * block. The smallest block has room for a free-list link and a cookie. */
-#define CLASS_COUNT 104
+#define CLASS_COUNT 80
+/* The statistics count blocks by the same ladder continued up to ARENA_MAX,
+ * arena blocks too, and huge blocks in one more slot (brisk.h's
+ * BRISK_STATS_CLASSES). */
+#define STATS_CLASS_COUNT 105
 #define ALIGNMENT_MIN 16
 
 /* Requests above this fail with ENOMEM before any arithmetic can overflow. */
@@ -112,16 +145,15 @@ _Static_assert(MAX_PAGES_PER_SEGMENT <= 64, "a segment's page masks are one word
 typedef enum segment_kind {
   SEGMENT_SMALL,
   SEGMENT_MEDIUM,
-  SEGMENT_LARGE,
   SEGMENT_HUGE,
   SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
-  SEGMENT_SPANS,  /* a heap's arena: chunks of blocks above ARENA_MIN (span_arena.c) */
+  SEGMENT_ARENA,  /* a heap's arena: chunks of blocks above MEDIUM_MAX (arena.c) */
   SEGMENT_KIND_COUNT
 } segment_kind;
 
 /* A free block: the free-list link, then a cookie (a per-process secret)
- * that says "already free" to a second free. malloc
- * clears the cookie, so a live block never carries it. */
+ * that says "already free" to a second free. malloc clears the cookie, so a
+ * live block never carries it. */
 typedef struct block_s {
   struct block_s *next;
   uintptr_t cookie;
@@ -187,17 +219,6 @@ typedef struct page_s {
    * They join `free` when it runs dry (page_collect). */
   block_t *local_free;
   uint32_t used;
-  /* Blocks from this offset past `area` on have not been handed out since
-   * the page's memory was last known to read zero (committed fresh): calloc
-   * need not clear them beyond the link and cookie that carving wrote.
-   * UINT32_MAX when the page came back resident, holding old data. Raised
-   * whenever local_free joins `free` (page.c), so that on a page whose frees
-   * all take the slow path, a block on `free` at or past it is one carving
-   * made and nobody has used. calloc asks only of large pages, which exist
-   * in the diagnostic modes alone, where no page is plain: on small and
-   * medium pages the fast free pushes onto `free`, and medium ones read it
-   * only to tell whether they were taken fresh (populate_block). */
-  uint32_t zero_from;
   struct page_s *next;
   struct page_s *prev;
   uint64_t retired_ms; /* when it became free, for the purge delay */
@@ -207,7 +228,7 @@ typedef struct page_s {
    * NULL when frees need the slow path. Invariant: xowner_tag == owner heap
    * iff the page is in use, plain (no block handed out at an interior
    * offset, not parked on the full list) and no diagnostic mode counts
-   * calls. Written only by page_owner_tag_update() (a huge block's page
+   * calls. Written only by flags_set (page.c; a huge block's page
    * keeps the NULL of its zeroed header), read by page_is_plain(). */
   _Alignas(64) _Atomic(struct heap_s *) xowner_tag;
   uint8_t *area; /* first block */
@@ -237,12 +258,13 @@ typedef struct page_s {
   /* A fourth line, touched only as a page comes and goes, makes a descriptor
    * 256 bytes, so the fast path finds it with one shift (page index << 8). */
   /* Bytes past `area` written since the page's memory was last purged or
-   * fresh: how far it may be resident. Carving raises it; a page that comes
-   * back free purges what lies past its last use's blocks (segment.c). */
+   * fresh: how far it may be resident. Carving raises it; a medium page
+   * taken by another class as its warm page purges what lies past its
+   * first block (segment.c). */
   _Alignas(64) uint32_t written_end;
-  /* That purge left the part past written_end purged on a page counted
-   * resident: it is committed again before the page is used. */
-  bool tail_purged;
+  /* Taken purged or never used (segment.c): a medium block carved on it is
+   * faulted in whole at once (populate_block, page.c). */
+  bool taken_fresh;
   uint8_t padding[59];
 } page_t;
 #define PAGE_DESCRIPTOR_SHIFT 8
@@ -285,29 +307,29 @@ typedef struct segment_list_s {
 /* Per-heap counts: written only by the heap's thread, read by anyone with
  * relaxed loads. The per-call ones move only in a diagnostic mode. */
 typedef struct heap_counters_s {
-  uint64_t mallocs[CLASS_COUNT + 1]; /* the last slot: huge blocks */
-  uint64_t frees[CLASS_COUNT + 1];
+  uint64_t mallocs[STATS_CLASS_COUNT]; /* the last slot: huge blocks */
+  uint64_t frees[STATS_CLASS_COUNT];
   uint64_t remote_frees;
   int64_t requested_bytes; /* malloc'd minus freed through this heap */
   uint64_t page_refills;
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
-/* A heap's arena for blocks above ARENA_MIN (span_arena.c): free chunks in
+/* A heap's arena for blocks above MEDIUM_MAX (arena.c): free chunks in
  * bins, sixteen per doubling, with a bit per non-empty bin. The owner and
  * the background purger change it under the lock; other threads only push
  * onto xremote. */
-typedef struct span_arena_s {
+typedef struct arena_s {
   brief_lock_t lock;
   _Atomic(struct chunk_s *) xremote; /* chunks freed by other threads, for the owner */
 #define ARENA_BITMAP_WORDS 5
   uint64_t bitmap[ARENA_BITMAP_WORDS];
   struct chunk_s *bins[ARENA_BITMAP_WORDS * 64];
   size_t dirty_bytes;              /* about how much of the free chunks is not purged */
-  size_t in_use_bytes;             /* chunks in use, headers included (span_arena.c) */
+  size_t in_use_bytes;             /* chunks in use, headers included (arena.c) */
   _Atomic(size_t) xsegments;       /* read by the purger without the lock */
   struct segment_s *first_segment; /* linked through segment->next */
-} span_arena_t;
+} arena_t;
 
 /* Blocks a thread freed into one page of another thread's heap, chained
  * but not yet pushed onto the page's remote list (see free.c, "remote
@@ -323,14 +345,10 @@ typedef struct remote_batch_s {
  * finds its batch open again before another page takes the slot. */
 #define REMOTE_BATCHES 128
 #define REMOTE_BATCH_MAX 4
-/* Four a batch: with eight, four threads passing messages on two cores
- * ran slower whenever a thread was descheduled holding its batches (a
- * median of 0.544 s against 0.465 before batching, 0.474 with four; two
- * threads 0.452, 0.560 and 0.473 s). Only blocks this small are batched: a
- * block in a batch is still in use for its owner, and held medium blocks
- * raised a pool's peak (four threads that free each other's blocks after
- * each burst, batches of eight: 116.5 MB against 115.0, with small blocks
- * alone 114.7). */
+/* Four a batch, not more: threads passing messages ran slower whenever a
+ * thread was descheduled holding its batches. Only blocks this small are
+ * batched: a block in a batch is still in use for its owner, and held
+ * medium blocks raised a pool's peak. */
 #define REMOTE_BATCH_BLOCK_MAX 1024
 _Static_assert(REMOTE_BATCH_MAX >= 2, "a batch is pushed when a free brings it to the maximum");
 
@@ -351,7 +369,7 @@ typedef struct heap_s {
    * paths and the background purger retires an idle heap's empty pages
    * (page_release_idle), both under pages_lock. The fast paths take no lock:
    * they pop only from the first page of a small class, which the purger
-   * leaves alone (medium and large blocks are taken under the lock), and
+   * leaves alone (medium blocks are taken under the lock), and
    * push only onto a page with a block in use, which it does not take. */
   brief_lock_t pages_lock;
   /* Bytes of the blocks carved on the heap's pages in use, for mallinfo:
@@ -360,10 +378,7 @@ typedef struct heap_s {
    * carved bytes"). Changed with the queues (under pages_lock, the owner's
    * busy mark or a claim of the heap), read by anyone with relaxed loads. */
   size_t carved_bytes;
-  /* The asymmetric fence that keeps the purger and the owner's lock-free
-   * take of a medium block apart (see alloc_locked): the owner sets
-   * xowner_busy around it with plain stores, the purger sets xpurger_in and
-   * fences every running thread before it reads xowner_busy. */
+  /* The fence (fence.c): the owner's busy mark, the purger's "in". */
   _Atomic(uint8_t) xowner_busy;
   _Atomic(uint8_t) xpurger_in;
   /* The heap's segments and their free pages: the owner changes them on
@@ -383,12 +398,10 @@ typedef struct heap_s {
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
   heap_counters_t counters;
-  span_arena_t spans;
-  /* This heap's thread's frees into other heaps' pages, batched: changed by
-   * the thread with xowner_busy set, or under pages_lock by the thread or
-   * the background purger (which sends an idle thread's batches on). */
+  arena_t arena;
+  /* This heap's thread's frees into other heaps' pages, batched (remote.c). */
   uint32_t remote_batches_open;
-  uint32_t remote_frees_unbatched; /* counted until REMOTE_FREES_WANT_PURGER */
+  uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
 } heap_t;
 

@@ -52,9 +52,14 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   segment_t *segment = segment_of(p);
   if (!segment_map_contains(segment))
     report(action, p, NULL, "brisk never returned this pointer (or its huge block is gone)");
-  page_t *page;
-  if (segment->kind == SEGMENT_HUGE) {
-    page = &segment->pages[0];
+  page_t *page = &segment->pages[0];
+  if (segment->kind == SEGMENT_ARENA) {
+    bool freed;
+    if (arena_block_end(segment, p, &freed) == NULL)
+      report(freed ? "double free" : action, p, NULL,
+             freed ? "the block was already freed"
+                   : "no block of brisk's starts there (a pointer into a block, or a stray one)");
+  } else if (segment->kind == SEGMENT_HUGE) {
     if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE))
       report(action, p, NULL, "the huge block was already freed (double free)");
     if ((const uint8_t *)p < page->area)
@@ -85,8 +90,8 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   if (trailer->requested > (uint64_t)(end - (const uint8_t *)p))
     report("heap corruption", p, NULL, "the block's trailer was overwritten (write past end)");
   const uint8_t *canary = (const uint8_t *)p + trailer->requested;
-  size_t span = canary_span(p, trailer->requested, trailer);
-  for (size_t i = 0; i < span; i++) {
+  size_t length = canary_length(p, trailer->requested, trailer);
+  for (size_t i = 0; i < length; i++) {
     if (canary[i] != CANARY) {
       char which[32] = "first";
       if (i > 0) msg_format(which, sizeof which, "%zu%s", i + 1, ordinal_suffix(i + 1));

@@ -41,11 +41,13 @@ typedef struct diag_trailer_s {
 #define DIAG_LIVE 0x4556494cu  /* "LIVE" */
 #define DIAG_FREED 0x45455246u /* "FREE" */
 
-/* The end of the block that holds p, found from the page's geometry so that
- * an interior pointer finds its block too; a huge block ends with its
- * mapping. */
+/* The end of the block that holds p: on a page, found from the page's
+ * geometry so that an interior pointer finds its block too; a huge block
+ * ends with its mapping, an arena block with its chunk (checked mode finds
+ * out first whether p starts one: a pointer that does not is reported). */
 static inline uint8_t *diag_block_end(segment_t *segment, page_t *page, const void *p) {
   if (segment->kind == SEGMENT_HUGE) return (uint8_t *)segment + segment->size;
+  if (segment->kind == SEGMENT_ARENA) return (uint8_t *)p + arena_usable_size(segment, p);
   return page_block_start(page, p) + page->block_size;
 }
 static inline diag_trailer_t *diag_trailer_of(segment_t *segment, page_t *page, const void *p) {
@@ -53,14 +55,14 @@ static inline diag_trailer_t *diag_trailer_of(segment_t *segment, page_t *page, 
 }
 
 /* ---- checked.c: checked mode (BRISK_CHECK) ---------------------------------------- */
-#define CANARY_BYTES 8     /* always at least this many between data and trailer */
-#define CANARY_SPAN_MAX 64 /* bytes of canary written and checked */
+#define CANARY_BYTES 8        /* always at least this many between data and trailer */
+#define CANARY_CHECKED_MAX 64 /* bytes of canary written and checked */
 #define CANARY 0xBD
 /* The canary bytes between a block's data and its trailer. */
-static inline size_t canary_span(const uint8_t *user, size_t requested,
-                                 const diag_trailer_t *trailer) {
+static inline size_t canary_length(const uint8_t *user, size_t requested,
+                                   const diag_trailer_t *trailer) {
   size_t room = (size_t)((const uint8_t *)trailer - (user + requested));
-  return room < CANARY_SPAN_MAX ? room : CANARY_SPAN_MAX;
+  return room < CANARY_CHECKED_MAX ? room : CANARY_CHECKED_MAX;
 }
 /* The trailer of the live block that p was handed out as, or a report that
  * stops the program. */
@@ -81,7 +83,7 @@ INTERNAL void stats_report_at_exit(void);
 /* What mallinfo, malloc_stats and malloc_info report, in glibc's terms
  * (stats.c says how exact it is). */
 typedef struct stats_usage {
-  size_t arena;  /* committed for blocks up to LARGE_MAX: the huge mappings left out */
+  size_t arena;  /* committed for blocks up to ARENA_MAX: the huge mappings left out */
   size_t in_use; /* of that, blocks in use, thread caches included */
   size_t free;   /* arena - in_use (0 when a moving count makes in_use the larger) */
   huge_figures huge;

@@ -120,7 +120,7 @@ int brisk_heap_check(void) {
   }
   brief_lock_release(&heap->pages_lock);
   size_t walked, counted;
-  span_in_use_walk(heap, &walked, &counted);
+  arena_in_use_walk(heap, &walked, &counted);
   if (walked != counted) {
     c.problems++;
     msg_printf(2, "brisk: heap check: the arena counts %zu bytes in use, its chunks hold %zu\n",

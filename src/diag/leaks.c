@@ -47,8 +47,16 @@ static void note_block(uint8_t *end, leak_walk *walk) {
   site_note(trailer->site, 1, trailer->requested);
 }
 
+static void note_arena_block(uint8_t *block, size_t size, void *walk) {
+  note_block(block + size, walk);
+}
+
 static void visit_segment(segment_t *segment, void *arg) {
   leak_walk *walk = arg;
+  if (segment->kind == SEGMENT_ARENA) {
+    arena_chunks_visit(segment, note_arena_block, walk);
+    return;
+  }
   if (segment->kind == SEGMENT_HUGE) {
     if (atomic_load_relaxed(&segment->pages[0].xflags) & PAGE_IN_USE)
       note_block((uint8_t *)segment + segment->size, walk);

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <string.h>
 
+_Static_assert(STATS_CLASS_COUNT == BRISK_STATS_CLASSES, "one count per class of brisk_stats");
+
 static void add_heap(heap_t *heap, void *arg) {
   brisk_stats *stats = arg;
   heap_counters_t *c = &heap->counters;
-  for (unsigned i = 0; i <= CLASS_COUNT; i++) {
+  for (unsigned i = 0; i < STATS_CLASS_COUNT; i++) {
     stats->class_mallocs[i] += counter_get(c->mallocs[i]);
     stats->class_frees[i] += counter_get(c->frees[i]);
   }
@@ -19,16 +21,24 @@ static void add_heap(heap_t *heap, void *arg) {
   stats->page_refills += counter_get(c->page_refills);
 }
 
+/* The largest block of statistics class i: the size classes, continued by
+ * their rule (eight steps per doubling) up to ARENA_MAX. */
+static unsigned long long stats_class_size(unsigned i) {
+  if (i < CLASS_COUNT) return class_size[i];
+  unsigned long long base = 128ull << ((i - 8) / 8);
+  return base + base * ((i - 8) % 8 + 1) / 8;
+}
+
 int brisk_stats_get(brisk_stats *out) {
   if (out == NULL) return -1;
   brisk_stats stats;
   memset(&stats, 0, sizeof stats);
   stats.counting = diag_counting;
   heaps_visit(add_heap, &stats);
-  for (unsigned i = 0; i <= CLASS_COUNT; i++) {
+  for (unsigned i = 0; i < STATS_CLASS_COUNT; i++) {
     stats.mallocs += stats.class_mallocs[i];
     stats.frees += stats.class_frees[i];
-    stats.class_size[i] = i < CLASS_COUNT ? class_size[i] : 0;
+    stats.class_size[i] = i < STATS_CLASS_COUNT - 1 ? stats_class_size(i) : 0;
   }
   brisk_memory_info info;
   memory_info(&info);
@@ -70,7 +80,7 @@ void brisk_stats_print(int fd, int json) {
 #undef PRINT_JSON_
     msg_printf(fd, ", \"classes\": [");
     bool first = true;
-    for (unsigned i = 0; i <= CLASS_COUNT; i++) {
+    for (unsigned i = 0; i < STATS_CLASS_COUNT; i++) {
       if (s.class_mallocs[i] == 0 && s.class_frees[i] == 0) continue;
       msg_printf(fd, "%s{\"size\": %llu, \"mallocs\": %llu, \"frees\": %llu}", first ? "" : ", ",
                  s.class_size[i], s.class_mallocs[i], s.class_frees[i]);
@@ -83,13 +93,13 @@ void brisk_stats_print(int fd, int json) {
     BRISK_STATS_FIELDS(PRINT_TEXT_)
 #undef PRINT_TEXT_
     msg_printf(fd, "  per size class (block size, mallocs, frees, live):\n");
-    for (unsigned i = 0; i <= CLASS_COUNT; i++) {
+    for (unsigned i = 0; i < STATS_CLASS_COUNT; i++) {
       if (s.class_mallocs[i] == 0 && s.class_frees[i] == 0) continue;
       char label[32];
-      if (i < CLASS_COUNT)
+      if (i < STATS_CLASS_COUNT - 1)
         msg_format(label, sizeof label, "%llu", s.class_size[i]);
       else
-        msg_format(label, sizeof label, "> %zu", (size_t)LARGE_MAX);
+        msg_format(label, sizeof label, "> %zu", (size_t)ARENA_MAX);
       msg_printf(fd, "    %10s %14llu %14llu %12lld\n", label, s.class_mallocs[i], s.class_frees[i],
                  (long long)(s.class_mallocs[i] - s.class_frees[i]));
     }
@@ -100,7 +110,7 @@ void brisk_stats_print(int fd, int json) {
 /* ---- mallinfo's figures --------------------------------------------------------
  * In use is the sum of two counts each heap keeps on its slow paths: the
  * bytes of the blocks carved on its pages in use (core/page.c, "counting
- * carved bytes") and of the chunks in use in its arena (core/span_arena.c).
+ * carved bytes") and of the chunks in use in its arena (core/arena.c).
  * The fast paths count nothing, so
  * - a block free on a page still in use counts as in use: those are the
  *   thread's cache, which glibc counts as in use too (tcache), and for a
@@ -118,7 +128,7 @@ void brisk_stats_print(int fd, int json) {
  * created meanwhile may be missed (its thread's first blocks). */
 void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena) {
   *pages = counter_get(heap->carved_bytes);
-  *arena = counter_get(heap->spans.in_use_bytes);
+  *arena = counter_get(heap->arena.in_use_bytes);
 }
 
 static void add_usage(heap_t *heap, void *arg) {

@@ -21,8 +21,10 @@ void diag_track_sites(bool on) {
   track_sites = on;
 }
 
+/* The statistics' class of a block: its size class, the same ladder past
+ * MEDIUM_MAX for arena blocks, the last slot for huge ones. */
 static unsigned stats_class(size_t requested) {
-  return requested > LARGE_MAX ? CLASS_COUNT : size_class_of(requested);
+  return requested > ARENA_MAX ? STATS_CLASS_COUNT - 1 : size_class_of(requested);
 }
 
 void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
@@ -35,7 +37,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   if (alignment > ALIGNMENT_MIN)
     user = alloc_aligned(heap, need, alignment);
   else
-    user = need <= LARGE_MAX ? alloc_small(heap, need) : huge_malloc(need, 0, false);
+    user = alloc_sized(heap, need, false);
   if (user == NULL) {
     errno = ENOMEM;
     return NULL;
@@ -43,7 +45,7 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   if (zero) memset(user, 0, size);
   segment_t *segment = segment_of(user);
   diag_trailer_t *trailer = diag_trailer_of(segment, page_of(segment, user), user);
-  memset(user + size, CANARY, canary_span(user, size, trailer));
+  memset(user + size, CANARY, canary_length(user, size, trailer));
   trailer->requested = size;
   trailer->user = (uintptr_t)user;
   trailer->state = DIAG_LIVE;

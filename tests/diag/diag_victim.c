@@ -11,6 +11,8 @@
 
 #define NOINLINE __attribute__((noinline))
 
+static void *kept[100];
+
 static NOINLINE char *alloc_block(size_t size) {
   char *block = malloc(size);
   memset(block, 'a', size);
@@ -50,6 +52,30 @@ static NOINLINE void do_overrun(void) {
   free(block);
 }
 
+/* The same misuses on blocks of the heap's arena (64-512 KiB), which the
+ * diagnostic modes serve as release builds do. */
+enum { ARENA_BLOCK = 200000 };
+
+static NOINLINE void do_arena_double_free(void) {
+  char *block = alloc_block(ARENA_BLOCK);
+  char *other = alloc_block(ARENA_BLOCK);
+  announce(block);
+  free(block);
+  free(other);
+  free(block);
+}
+
+static NOINLINE void do_arena_overrun(void) {
+  char *block = alloc_block(ARENA_BLOCK);
+  announce(block);
+  block[ARENA_BLOCK] = 'X'; /* one past the end */
+  free(block);
+}
+
+static NOINLINE void leak_arena_block(void) {
+  kept[1] = alloc_block(ARENA_BLOCK);
+}
+
 /* Prints what a dangling pointer reads after free (checked mode fills it). */
 static NOINLINE void do_read_after_free(void) {
   unsigned char *block = (unsigned char *)alloc_block(64);
@@ -58,7 +84,6 @@ static NOINLINE void do_read_after_free(void) {
   printf("after_free=%02x%02x%02x%02x\n", dangling[32], dangling[33], dangling[40], dangling[63]);
 }
 
-static void *kept[100];
 static NOINLINE void leak_records(void) {
   for (int i = 0; i < 100; i++)
     kept[i] = alloc_block(128);
@@ -116,7 +141,15 @@ int main(int argc, char **argv) {
     do_interior_free();
   else if (!strcmp(mode, "overrun"))
     do_overrun();
-  else if (!strcmp(mode, "after-free"))
+  else if (!strcmp(mode, "arena-double"))
+    do_arena_double_free();
+  else if (!strcmp(mode, "arena-overrun"))
+    do_arena_overrun();
+  else if (!strcmp(mode, "arena-leak")) {
+    leak_arena_block();
+    char *freed = alloc_block(ARENA_BLOCK); /* allocated and freed: no leak */
+    free(freed);
+  } else if (!strcmp(mode, "after-free"))
     do_read_after_free();
   else if (!strcmp(mode, "leak")) {
     leak_records();
@@ -126,8 +159,8 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "clean"))
     local_churn();
   else {
-    fprintf(stderr,
-            "usage: diag_victim double|invalid|interior|overrun|after-free|leak|hot-spot|clean\n");
+    fprintf(stderr, "usage: diag_victim double|invalid|interior|overrun|arena-double|arena-overrun|"
+                    "arena-leak|after-free|leak|hot-spot|clean\n");
     return 2;
   }
   printf("finished\n");

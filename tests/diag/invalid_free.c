@@ -78,7 +78,7 @@ static const char *const kind_names[BAD_KIND_COUNT] = {
 /* How far "uncarved" points past p: at least 4 blocks and 16 KiB, which is
  * past what a fresh page carves at a time (about 4 KiB, at least 4 blocks),
  * and for most sizes still inside the page (64 KiB pages hold blocks up to
- * 8 KiB, 512 KiB pages up to 128 KiB); p is the last block handed out. */
+ * 8 KiB, 512 KiB pages up to 64 KiB); p is the last block handed out. */
 static size_t uncarved_offset(size_t usable) {
   size_t k = (16 * KiB + usable - 1) / usable;
   if (k < 4) k = 4;

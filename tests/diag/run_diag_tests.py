@@ -63,6 +63,8 @@ def test_checked_errors():
         ("invalid", "invalid free", "do_invalid_free", False),
         ("interior", "interior pointer", "do_interior_free", True),
         ("overrun", "write past end of block", "do_overrun", True),
+        ("arena-double", "double free of pointer", "do_arena_double_free", False),
+        ("arena-overrun", "write past end of block", "do_arena_overrun", True),
     ]
     for mode, kind, culprit, allocated_known in cases:
         status, out, err = run(mode, {"BRISK_CHECK": "1"})
@@ -119,6 +121,21 @@ def test_leaks():
     check("leaks: the 16-byte leak is listed too",
           re.search(r"16 bytes in 1 block allocated at:\n(brisk:     .*\n)*?.*leak_small_once",
                     err) is not None, err[:1500])
+    status, out, err = run("arena-leak", {"BRISK_LEAKS": "1"})
+    check("leaks: an arena block left allocated is reported, the freed one not",
+          status == 0 and re.search(r"#1 200000 bytes in 1 block allocated at:\n"
+                                    r"(brisk:     .*\n)*?.*leak_arena_block", err) is not None
+          and "leak report: 200000 bytes in 1 block" in err, err[:1500])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "stats.json")
+        run("arena-leak", {"BRISK_STATS": "json", "BRISK_STATS_FILE": path})
+        try:
+            classes = json.load(open(path)).get("classes", [])
+        except (OSError, ValueError):
+            classes = []
+        arena = [c for c in classes if c["size"] == 212992]
+        check("stats: arena blocks are counted in their size's class",
+              arena and arena[0]["mallocs"] == 2 and arena[0]["frees"] == 1, str(classes))
     status, out, err = run("clean", {"BRISK_LEAKS": "1"})
     check("leaks: a clean run names no victim function",
           "alloc_block" not in err and "local_churn" not in err, err[:500])

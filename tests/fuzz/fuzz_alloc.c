@@ -122,9 +122,9 @@ static size_t decode_size(uint16_t code) {
   case 3:
     return low;
   case 4:
-    return low * 16; /* up to 128 KiB: medium pages */
+    return low * 16; /* up to 128 KiB: medium pages, then the arena */
   case 5:
-    return low * 64; /* up to 512 KiB: large pages */
+    return low * 64; /* up to 512 KiB: the arena */
   case 6:
     return code & 255;
   default:

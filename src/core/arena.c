@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The heap's arena: blocks above ARENA_MIN (64 KiB) up to LARGE_MAX in
+/* The heap's arena: blocks above MEDIUM_MAX (64 KiB) up to ARENA_MAX in
  * boundary-tagged chunks, coalesced as they are freed, so that memory one
  * size freed serves any other. A page per size class for blocks this large
  * kept, from one round of work to the next, what each class had carved
  * (DESIGN.md, "The heap's arena"). Free chunks are purged by the background
  * purger after ARENA_PURGE_MS and counted out of the committed figure;
- * calloc knows their inside reads zero. Diagnostic modes keep such blocks
- * on medium and large pages, whose trailers and walks they know.
+ * calloc knows their inside reads zero. The diagnostic modes use the arena
+ * as it is: a block's trailer lies at its chunk's end (arena_block_end), and
+ * leak reports walk the chunks in use (arena_chunks_visit).
  *
  * A chunk: a 16-byte header (a check word, then the size and three flags),
  * then the block. A free chunk holds its list links after the header and
@@ -25,14 +26,18 @@
  * Set with a compare-and-swap, so a second free from any thread sees it. It
  * shares bit 3 with PURGED, which only free chunks carry. */
 #define CHUNK_REMOTE ((uint64_t)8)
-/* A free chunk's inside goes back to the OS once it has been free this long:
- * long enough for a pool's next burst to find it resident. */
-#define ARENA_PURGE_MS 100
-/* Without the background purger, which purges after the delay whether the
- * program calls the allocator or not, an arena purges all its free chunks
- * once about this much of them may be resident, as a heap does its pages. */
-#define ARENA_DIRTY_MAX (4 * MiB)
 #define CHUNK_SIZE(head) ((head) & ~(uint64_t)15)
+/* calloc clears blocks up to this size whole, even where they lie in a
+ * purged chunk: a program that reads a fresh block before it writes it maps
+ * the kernel's shared zero page first and faults again to replace it, and
+ * with threads on other cores each replacement interrupts them all to flush
+ * their TLBs. Past it, a big table calloc'd and touched in part commits only
+ * what is touched, as under glibc, which maps blocks that size fresh. */
+#define CALLOC_CLEAR_WHOLE_MAX (128 * KiB)
+/* False in a forked child: a purge marks chunks purged before it asks the OS
+ * to, so a fork in between leaves the child chunks marked purged that still
+ * hold data, and it cannot tell which: calloc clears all it hands out. */
+static bool zero_trusted = true;
 
 /* The header's two words are atomic: another thread's free reads them (to
  * validate its pointer) while the owner may be flipping a flag of the same
@@ -117,7 +122,7 @@ static unsigned bin_of(size_t size) {
          (unsigned)((size >> (top - BIN_SPLIT)) & ((1u << BIN_SPLIT) - 1));
 }
 
-static void bin_push(span_arena_t *arena, chunk_t *chunk) {
+static void bin_push(arena_t *arena, chunk_t *chunk) {
   unsigned bin = bin_of(CHUNK_SIZE(head_of(chunk)));
   chunk->prev = NULL;
   chunk->next = arena->bins[bin];
@@ -148,35 +153,36 @@ static bool chunk_unpurge(chunk_t *chunk, uint64_t head) {
 /* Takes a free chunk out of its bin, committed; false, with the chunk left
  * in its bin, when it was purged and cannot be committed again (Windows,
  * out of commit charge): a malloc then fails, a free does not coalesce. */
-static bool bin_take(span_arena_t *arena, chunk_t *chunk) {
-  uint64_t head = head_of(chunk);
-  if ((head & CHUNK_PURGED) && !chunk_unpurge(chunk, head)) return false;
-  unsigned bin = bin_of(CHUNK_SIZE(head));
+static void bin_unlink(arena_t *arena, chunk_t *chunk, unsigned bin) {
   if (chunk->prev != NULL)
     chunk->prev->next = chunk->next;
   else
     arena->bins[bin] = chunk->next;
   if (chunk->next != NULL) chunk->next->prev = chunk->prev;
   if (arena->bins[bin] == NULL) arena->bitmap[bin / 64] &= ~((uint64_t)1 << (bin % 64));
+}
+
+static bool bin_take(arena_t *arena, chunk_t *chunk) {
+  uint64_t head = head_of(chunk);
+  if ((head & CHUNK_PURGED) && !chunk_unpurge(chunk, head)) return false;
+  bin_unlink(arena, chunk, bin_of(CHUNK_SIZE(head)));
   return true;
 }
 
 /* Marks a chunk free: header, footer, and the next chunk's flag. */
 static void chunk_make_free(chunk_t *chunk, size_t size, uint64_t prev_flag) {
   chunk_set(chunk, size | prev_flag);
-  /* Timed from the purger's first sight of it, not read from the clock: a
-   * free that read the clock took 15% longer on thread churn, and one that
-   * read the time of the purger's last round (up to a second old while the
-   * purger backs off) took a chunk for expired as soon as it was freed, so
-   * a pool pausing 50 ms between bursts faulted its large blocks in again
-   * after every pause. */
+  /* Timed from the purger's first sight of it: reading the clock costs
+   * every free, and the time of the purger's last round (up to a second old
+   * while it backs off) would take a chunk for expired as soon as it was
+   * freed, and a pool pausing between bursts would fault it in again. */
   chunk->free_ms = 0;
   *(uint64_t *)((uint8_t *)chunk + size - 8) = size;
   chunk_t *next = chunk_at(chunk, size);
-  atomic_fetch_and_explicit(&next->xhead, ~CHUNK_PREV_INUSE, memory_order_relaxed);
+  atomic_and_relaxed(&next->xhead, ~CHUNK_PREV_INUSE);
 }
 
-static bool arena_grow(heap_t *heap, span_arena_t *arena) {
+static bool arena_grow(heap_t *heap, arena_t *arena) {
   segment_t *segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return false;
   /* What is written now: the header with the first chunk's, and the last
@@ -191,7 +197,7 @@ static bool arena_grow(heap_t *heap, span_arena_t *arena) {
   memset(segment, 0, sizeof(segment_t) + sizeof(page_t));
   segment->size = SEGMENT_SIZE;
   segment_set_page_shift(segment, HUGE_PAGE_SHIFT);
-  segment->kind = SEGMENT_SPANS;
+  segment->kind = SEGMENT_ARENA;
   segment->page_count = 1;
   segment->owner = heap;
   /* Owner tag NULL and PAGE_HUGE: frees take free_slow, and on to us. */
@@ -213,7 +219,7 @@ static bool arena_grow(heap_t *heap, span_arena_t *arena) {
   return true;
 }
 
-static chunk_t *arena_find(span_arena_t *arena, size_t need) {
+static chunk_t *arena_find(arena_t *arena, size_t need) {
   unsigned bin = bin_of(need);
   /* The head of the need's own bin may fit; every chunk of a higher bin does. */
   chunk_t *head = arena->bins[bin];
@@ -226,8 +232,8 @@ static chunk_t *arena_find(span_arena_t *arena, size_t need) {
   return NULL;
 }
 
-static void arena_drain(span_arena_t *arena);
-static void chunk_free_local(span_arena_t *arena, chunk_t *chunk);
+static void arena_drain(arena_t *arena);
+static void chunk_free_local(arena_t *arena, chunk_t *chunk);
 
 /* The bytes of the chunks in use, for mallinfo: a chunk counts whole from
  * the moment it is cut for a block until it is freed in the arena (a remote
@@ -236,7 +242,7 @@ static void chunk_free_local(span_arena_t *arena, chunk_t *chunk);
  * under the lock, so a plain read-modify-write is enough; stored with a
  * relaxed store for the relaxed loads of the threads that sum the heaps'
  * counts (stats_usage_get, diag/stats.c). */
-static void in_use_note(span_arena_t *arena, ptrdiff_t bytes) {
+static void in_use_note(arena_t *arena, ptrdiff_t bytes) {
   counter_add(arena->in_use_bytes, (size_t)bytes);
 }
 
@@ -248,7 +254,7 @@ static size_t chunk_need(size_t size) {
 
 /* With zero_size, the block's first zero_size bytes are cleared, but for
  * what lies in the purged inside of the chunk it is cut from (reads zero). */
-static void *arena_malloc(heap_t *heap, span_arena_t *arena, size_t need, size_t zero_size) {
+static void *arena_take_chunk(heap_t *heap, arena_t *arena, size_t need, size_t zero_size) {
   if (atomic_load_relaxed(&arena->xremote) != NULL) arena_drain(arena);
   chunk_t *chunk = arena_find(arena, need);
   if (chunk == NULL && arena_grow(heap, arena)) chunk = arena_find(arena, need);
@@ -259,9 +265,9 @@ static void *arena_malloc(heap_t *heap, span_arena_t *arena, size_t need, size_t
   arena->dirty_bytes = arena->dirty_bytes > need ? arena->dirty_bytes - need : 0;
   uint64_t found = head_of(chunk);
   /* A purged inside reads zero, but in a forked child, where a purge in
-   * flight at the fork may have set the flag only (see page_zero_trusted). */
+   * flight at the fork may have set the flag only (see arena_after_fork). */
   uintptr_t zero_from = 0;
-  size_t zero_bytes = (found & CHUNK_PURGED) && page_zero_trusted
+  size_t zero_bytes = (found & CHUNK_PURGED) && zero_trusted
                           ? purge_range(chunk, CHUNK_SIZE(found), &zero_from)
                           : 0;
   size_t have = CHUNK_SIZE(found);
@@ -278,15 +284,15 @@ static void *arena_malloc(heap_t *heap, span_arena_t *arena, size_t need, size_t
     have = need;
   } else {
     chunk_t *next = chunk_at(chunk, have);
-    atomic_fetch_or_explicit(&next->xhead, CHUNK_PREV_INUSE, memory_order_relaxed);
+    atomic_or_relaxed(&next->xhead, CHUNK_PREV_INUSE);
   }
   chunk_set(chunk, have | CHUNK_INUSE | prev_flag);
   in_use_note(arena, (ptrdiff_t)have);
   uint8_t *block = (uint8_t *)chunk + CHUNK_HEADER;
   if (zero_size != 0) {
-    /* Smaller blocks are cleared whole, as pages' are (api/malloc.c). */
     uintptr_t start = (uintptr_t)block, end = start + zero_size, z_to = zero_from + zero_bytes;
-    if (zero_bytes == 0 || zero_size <= MEDIUM_MAX || end <= zero_from || start >= z_to) {
+    if (zero_bytes == 0 || zero_size <= CALLOC_CLEAR_WHOLE_MAX || end <= zero_from ||
+        start >= z_to) {
       memset(block, 0, zero_size);
     } else {
       if (start < zero_from) memset(block, 0, zero_from - start);
@@ -296,10 +302,10 @@ static void *arena_malloc(heap_t *heap, span_arena_t *arena, size_t need, size_t
   return block;
 }
 
-void *span_malloc(heap_t *heap, size_t size, bool zero) {
-  span_arena_t *arena = &heap->spans;
+void *arena_alloc(heap_t *heap, size_t size, bool zero) {
+  arena_t *arena = &heap->arena;
   brief_lock_acquire(&arena->lock);
-  void *p = arena_malloc(heap, arena, chunk_need(size), zero ? size : 0);
+  void *p = arena_take_chunk(heap, arena, chunk_need(size), zero ? size : 0);
   brief_lock_release(&arena->lock);
   return p;
 }
@@ -313,7 +319,7 @@ static chunk_t *chunk_of(segment_t *segment, const void *p) {
   return chunk_live(chunk, head_of(chunk)) ? chunk : NULL;
 }
 
-static void chunk_free_local(span_arena_t *arena, chunk_t *chunk) {
+static void chunk_free_local(arena_t *arena, chunk_t *chunk) {
   size_t size = CHUNK_SIZE(head_of(chunk));
   in_use_note(arena, -(ptrdiff_t)size);
   arena->dirty_bytes += size;
@@ -338,8 +344,8 @@ static void chunk_free_local(span_arena_t *arena, chunk_t *chunk) {
 }
 
 /* The owner takes in what other threads freed (each validated and flagged
- * by its freer: span_free_remote). */
-static void arena_drain(span_arena_t *arena) {
+ * by its freer: arena_free_remote). */
+static void arena_drain(arena_t *arena) {
   chunk_t *chunk = atomic_exchange_acquire(&arena->xremote, NULL);
   while (chunk != NULL) {
     chunk_t *next = chunk->next;
@@ -353,19 +359,19 @@ static void arena_drain(span_arena_t *arena) {
   }
 }
 
-static NOINLINE void span_free_remote(segment_t *segment, span_arena_t *arena, void *p);
+static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p);
 
 /* A block aligned to alignment (> 16): a chunk with room for the block and
  * alignment more is cut in three, the free chunks before and after the
  * aligned one going back to the arena. The front is at least CHUNK_MIN, so
  * the aligned chunk has a header of its own: free and realloc need no mark
  * to find it. */
-void *span_malloc_aligned(heap_t *heap, size_t size, size_t alignment) {
-  span_arena_t *arena = &heap->spans;
+void *arena_alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
+  arena_t *arena = &heap->arena;
   size_t need = chunk_need(size); /* at least CHUNK_MIN: room for a free chunk's links */
   size_t whole = chunk_need(need + alignment + CHUNK_MIN);
   brief_lock_acquire(&arena->lock);
-  uint8_t *p = arena_malloc(heap, arena, whole, 0);
+  uint8_t *p = arena_take_chunk(heap, arena, whole, 0);
   if (p == NULL) {
     brief_lock_release(&arena->lock);
     return NULL;
@@ -393,18 +399,18 @@ void *span_malloc_aligned(heap_t *heap, size_t size, size_t alignment) {
   return (void *)block;
 }
 
-static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_age_ms, bool force);
+static bool arena_purge_locked(arena_t *arena, uint64_t now, uint64_t min_age_ms, bool force);
 
-void span_free(segment_t *segment, void *p) {
+void arena_free(segment_t *segment, void *p) {
   heap_t *owner = segment->owner;
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   if (unlikely(owner != heap_current())) {
-    span_free_remote(segment, &owner->spans, p);
+    arena_free_remote(segment, &owner->arena, p);
     return;
   }
   uint64_t head = head_of(chunk);
   if (unlikely(!chunk_offset_ok(segment, p) || !chunk_live(chunk, head))) chunk_free_invalid(p);
-  span_arena_t *arena = &owner->spans;
+  arena_t *arena = &owner->arena;
   brief_lock_acquire(&arena->lock);
   chunk_free_local(arena, chunk);
   if (unlikely(arena->dirty_bytes > ARENA_DIRTY_MAX) && memory_purge_eagerly() &&
@@ -418,14 +424,13 @@ void span_free(segment_t *segment, void *p) {
  * any thread) can put the chunk on the list again before the owner takes it
  * in; a chunk taken in is free, or in use again, and fails or passes the
  * check as any other. */
-static NOINLINE void span_free_remote(segment_t *segment, span_arena_t *arena, void *p) {
+static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p) {
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   if (!chunk_offset_ok(segment, p)) chunk_free_invalid(p);
   uint64_t head = head_of(chunk);
   do {
     if (!chunk_live(chunk, head)) chunk_free_invalid(p);
-  } while (!atomic_compare_exchange_weak_explicit(&chunk->xhead, &head, head | CHUNK_REMOTE,
-                                                  memory_order_relaxed, memory_order_relaxed));
+  } while (!atomic_cas_weak_relaxed(&chunk->xhead, &head, head | CHUNK_REMOTE));
   chunk_t *seen = atomic_load_relaxed(&arena->xremote);
   do {
     chunk->next = seen;
@@ -436,14 +441,14 @@ static NOINLINE void span_free_remote(segment_t *segment, span_arena_t *arena, v
  * that shrinks past half gives its tail back as a free chunk, one that grows
  * takes in the free chunk after it when that holds enough. Returns p, or
  * NULL when the block must move (the caller copies; nothing changed). */
-void *span_realloc_in_place(segment_t *segment, void *p, size_t size) {
+void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
   heap_t *owner = segment->owner;
-  if (owner != heap_current() || size > LARGE_MAX || size <= ARENA_MIN) return NULL;
+  if (owner != heap_current() || size > ARENA_MAX || size <= MEDIUM_MAX) return NULL;
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   uint64_t head = head_of(chunk);
   if (!chunk_offset_ok(segment, p) || !chunk_live(chunk, head)) chunk_free_invalid(p);
   size_t need = chunk_need(size), have = CHUNK_SIZE(head);
-  span_arena_t *arena = &owner->spans;
+  arena_t *arena = &owner->arena;
   brief_lock_acquire(&arena->lock);
   void *result = NULL;
   if (need <= have) { /* shrinking: the tail goes back once it is worth a chunk */
@@ -462,7 +467,7 @@ void *span_realloc_in_place(segment_t *segment, void *p, size_t size) {
      * where there is room: a string built by appending then comes back a
      * logarithmic number of times. */
     size_t usable = have - CHUNK_HEADER, roomy = usable + usable / 4;
-    if (roomy > size && roomy <= LARGE_MAX) {
+    if (roomy > size && roomy <= ARENA_MAX) {
       size_t more = chunk_need(roomy);
       if (total >= more) need = more;
     }
@@ -476,8 +481,7 @@ void *span_realloc_in_place(segment_t *segment, void *p, size_t size) {
         bin_push(arena, rest);
       } else {
         chunk_set(chunk, total | (head & 15));
-        atomic_fetch_or_explicit(&chunk_at(chunk, total)->xhead, CHUNK_PREV_INUSE,
-                                 memory_order_relaxed);
+        atomic_or_relaxed(&chunk_at(chunk, total)->xhead, CHUNK_PREV_INUSE);
       }
       result = p;
     }
@@ -499,46 +503,66 @@ static heap_t arena_set_aside;
  * arena's bins are not walkable after every store, so rather than trust
  * them the child starts an empty arena and leaves the old one's memory
  * where it is: its blocks stay valid, and freeing one leaks it. */
-void span_after_fork(void) {
+void arena_after_fork(void) {
+  zero_trusted = false;
   heap_t *heap = heap_current();
-  if (heap == &heap_empty || atomic_load_relaxed(&heap->spans.lock) == 0) return;
-  for (segment_t *segment = heap->spans.first_segment; segment != NULL; segment = segment->next)
+  if (heap == &heap_empty || atomic_load_relaxed(&heap->arena.lock) == 0) return;
+  for (segment_t *segment = heap->arena.first_segment; segment != NULL; segment = segment->next)
     segment->owner = &arena_set_aside;
-  memset(&heap->spans, 0, sizeof heap->spans);
+  memset(&heap->arena, 0, sizeof heap->arena);
+}
+
+void arena_chunks_visit(segment_t *segment, void (*visit)(uint8_t *block, size_t size, void *arg),
+                        void *arg) {
+  chunk_t *end = chunk_at(segment, ARENA_AREA_END);
+  for (chunk_t *chunk = chunk_at(segment, ARENA_AREA_START); chunk < end;) {
+    uint64_t head = head_of(chunk);
+    if (CHUNK_SIZE(head) == 0) break; /* a wrecked header */
+    if (head & CHUNK_INUSE)
+      visit((uint8_t *)chunk + CHUNK_HEADER, CHUNK_SIZE(head) - CHUNK_HEADER, arg);
+    chunk = chunk_at(chunk, CHUNK_SIZE(head));
+  }
+}
+
+static void count_in_use(uint8_t *block, size_t size, void *total) {
+  (void)block;
+  *(size_t *)total += size + CHUNK_HEADER;
 }
 
 /* brisk_heap_check's part: the bytes of the chunks in use, found by walking
  * every chunk of the arena, and the count kept of them, both under the lock. */
-void span_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
-  span_arena_t *arena = &heap->spans;
+void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
+  arena_t *arena = &heap->arena;
   brief_lock_acquire(&arena->lock);
-  size_t total = 0;
-  for (segment_t *segment = arena->first_segment; segment != NULL; segment = segment->next) {
-    chunk_t *end = chunk_at(segment, ARENA_AREA_END);
-    for (chunk_t *chunk = chunk_at(segment, ARENA_AREA_START); chunk < end;) {
-      uint64_t head = head_of(chunk);
-      if (CHUNK_SIZE(head) == 0) break; /* a wrecked header: the count will not match */
-      if (head & CHUNK_INUSE) total += CHUNK_SIZE(head);
-      chunk = chunk_at(chunk, CHUNK_SIZE(head));
-    }
-  }
-  *walked = total;
+  *walked = 0;
+  for (segment_t *segment = arena->first_segment; segment != NULL; segment = segment->next)
+    arena_chunks_visit(segment, count_in_use, walked);
   *counted = counter_get(arena->in_use_bytes);
   brief_lock_release(&arena->lock);
 }
 
-size_t span_usable_size(segment_t *segment, const void *p) {
+size_t arena_usable_size(segment_t *segment, const void *p) {
   chunk_t *chunk = chunk_of(segment, p);
   if (chunk == NULL) chunk_free_invalid(p);
   return CHUNK_SIZE(head_of(chunk)) - CHUNK_HEADER;
+}
+
+uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed) {
+  chunk_t *chunk = chunk_of(segment, p);
+  *freed = false;
+  if (chunk != NULL) return (uint8_t *)chunk + CHUNK_SIZE(head_of(chunk));
+  if (chunk_offset_ok(segment, p)) {
+    chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
+    *freed = atomic_load_relaxed(&chunk->xcheck) == chunk_check(chunk, head_of(chunk));
+  }
+  return NULL;
 }
 
 /* Gives back to the OS the segments that are one free chunk free for
  * min_age_ms (all of them when force), but one: a heap that empties its
  * arena and fills it again (a thread per task, a pool between bursts) would
  * otherwise map and unmap a segment each time. */
-static void arena_release_empty(span_arena_t *arena, uint64_t now, uint64_t min_age_ms,
-                                bool force) {
+static void arena_release_empty(arena_t *arena, uint64_t now, uint64_t min_age_ms, bool force) {
   const size_t whole = ARENA_AREA_END - ARENA_AREA_START;
   unsigned bin = bin_of(whole);
   chunk_t *chunk = arena->bins[bin];
@@ -548,11 +572,7 @@ static void arena_release_empty(span_arena_t *arena, uint64_t now, uint64_t min_
     size_t kept = force ? 0 : 1;
     if (CHUNK_SIZE(head) == whole && (force || now >= chunk->free_ms + min_age_ms) &&
         atomic_load_relaxed(&arena->xsegments) > kept) {
-      if (chunk->prev != NULL)
-        chunk->prev->next = next;
-      else
-        arena->bins[bin] = next;
-      if (next != NULL) next->prev = chunk->prev;
+      bin_unlink(arena, chunk, bin);
       segment_t *segment = segment_of(chunk);
       segment_t **link = &arena->first_segment;
       while (*link != segment)
@@ -567,13 +587,12 @@ static void arena_release_empty(span_arena_t *arena, uint64_t now, uint64_t min_
     }
     chunk = next;
   }
-  if (arena->bins[bin] == NULL) arena->bitmap[bin / 64] &= ~((uint64_t)1 << (bin % 64));
 }
 
 /* Under the lock: purges the inside of every chunk free for min_age_ms
  * (all of them when 0), and gives back empty segments but one (all of them
  * when force). Returns whether a free chunk was left resident. */
-static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_age_ms, bool force) {
+static bool arena_purge_locked(arena_t *arena, uint64_t now, uint64_t min_age_ms, bool force) {
   if (atomic_load_relaxed(&arena->xremote) != NULL) arena_drain(arena);
   bool pending = false;
   size_t dirty = 0;
@@ -606,8 +625,8 @@ static bool arena_purge_locked(span_arena_t *arena, uint64_t now, uint64_t min_a
  * ARENA_PURGE_MS goes back to the OS (every free chunk's when force).
  * Returns whether something is left to purge later. Skipped while the
  * owner is at it. */
-bool span_purge_expired(heap_t *heap, bool force) {
-  span_arena_t *arena = &heap->spans;
+bool arena_purge_expired(heap_t *heap, bool force) {
+  arena_t *arena = &heap->arena;
   if (atomic_load_relaxed(&arena->xsegments) == 0 || (!force && memory_purge_never())) return false;
   if (force)
     brief_lock_acquire(&arena->lock);
