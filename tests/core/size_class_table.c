@@ -5,21 +5,21 @@
  * memory that no other test would notice. White-box: it includes the
  * core's header (src/core/core.h) and links the library's objects.
  *
- *   1. class_size[] rises strictly from 16 to LARGE_MAX, every entry a
+ *   1. class_size[] rises strictly from 16 to MEDIUM_MAX, every entry a
  *      multiple of 16 (ALIGNMENT_MIN: malloc's blocks are 16-aligned, the
  *      only alignment brisk promises for them, whatever their size); up to
  *      128 bytes the classes are the multiples of 16, and above 128 bytes
  *      no class wastes more than an eighth of its size on a request it
  *      serves.
- *   2. For every n from 0 to LARGE_MAX, size_class_of(n) is the smallest
+ *   2. For every n from 0 to MEDIUM_MAX, size_class_of(n) is the smallest
  *      class that holds n.
  *   3. The direct slots, which the malloc fast path reads instead
  *      (heap->direct[(n + 7) / 8], src/api/fast_path.h): every slot up to
  *      DIRECT_SLOTS - 1 belongs to exactly one class
  *      (size_class_direct_slots), the class of every size it serves.
- *   4. Through the API, for every n from 1 to LARGE_MAX: brisk_malloc(n)
+ *   4. Through the API, for every n from 1 to ARENA_MAX: brisk_malloc(n)
  *      is 16-aligned and brisk_usable_size() at least n; a block on a page
- *      (n up to ARENA_MIN; larger ones come from the heap's arena) lies on
+ *      (n up to MEDIUM_MAX; larger ones come from the heap's arena) lies on
  *      a page of size_class_of(n) and its usable size is that class's;
  *      up to DIRECT_MAX, the thread's direct slot for n then holds that
  *      page. */
@@ -41,8 +41,8 @@ static unsigned long failures;
 static void check_table(void) {
   EXPECT(class_size[0] == ALIGNMENT_MIN, "the first class is %u bytes, not %d", class_size[0],
          ALIGNMENT_MIN);
-  EXPECT(class_size[CLASS_COUNT - 1] == LARGE_MAX, "the last class is %u bytes, not %zu",
-         class_size[CLASS_COUNT - 1], (size_t)LARGE_MAX);
+  EXPECT(class_size[CLASS_COUNT - 1] == MEDIUM_MAX, "the last class is %u bytes, not %zu",
+         class_size[CLASS_COUNT - 1], (size_t)MEDIUM_MAX);
   for (unsigned c = 0; c < CLASS_COUNT; c++) {
     uint32_t size = class_size[c];
     EXPECT(size % ALIGNMENT_MIN == 0, "class %u: %u bytes, not a multiple of %d", c, size,
@@ -62,7 +62,7 @@ static void check_table(void) {
 
 static void check_size_class_of(void) {
   unsigned long before = failures;
-  for (size_t n = 0; n <= LARGE_MAX; n++) {
+  for (size_t n = 0; n <= MEDIUM_MAX; n++) {
     unsigned c = size_class_of(n);
     if (c >= CLASS_COUNT) {
       EXPECT(0, "size_class_of(%zu) = %u, past the last class", n, c);
@@ -119,10 +119,10 @@ static void check_block(size_t n) {
          ALIGNMENT_MIN);
   EXPECT(usable >= n, "malloc(%zu): usable size %zu", n, usable);
   segment_t *segment = segment_of(p);
-  if (n <= ARENA_MIN) {
+  if (n <= MEDIUM_MAX) {
     unsigned c = size_class_of(n);
     page_t *page = page_of(segment, p);
-    EXPECT(segment->kind <= SEGMENT_LARGE && page->size_class == c &&
+    EXPECT(segment->kind <= SEGMENT_MEDIUM && page->size_class == c &&
                page->block_size == class_size[c],
            "malloc(%zu) is on a page of class %u (%u bytes), not class %u", n, page->size_class,
            page->block_size, c);
@@ -136,7 +136,7 @@ static void check_block(size_t n) {
              n, (n + 7) >> 3, direct->size_class);
     }
   } else {
-    EXPECT(segment->kind == SEGMENT_SPANS, "malloc(%zu): a block of a %d segment, not the arena", n,
+    EXPECT(segment->kind == SEGMENT_ARENA, "malloc(%zu): a block of a %d segment, not the arena", n,
            segment->kind);
   }
   brisk_free(p);
@@ -147,9 +147,9 @@ static void check_block(size_t n) {
  * path through their direct slot. */
 static void check_blocks(void) {
   unsigned long before = failures;
-  for (size_t n = 1; n <= LARGE_MAX; n++)
+  for (size_t n = 1; n <= ARENA_MAX; n++)
     check_block(n);
-  for (size_t n = LARGE_MAX; n >= 1; n--)
+  for (size_t n = ARENA_MAX; n >= 1; n--)
     check_block(n);
   CHECK_MSG(failures == before, "blocks do not agree with their classes (%lu failures)",
             failures - before);
@@ -161,6 +161,6 @@ int main(void) {
   check_direct_slots();
   check_blocks();
   printf("size classes: %d classes, every size to %zu bytes checked\n", CLASS_COUNT,
-         (size_t)LARGE_MAX);
+         (size_t)ARENA_MAX);
   return test_finish();
 }
