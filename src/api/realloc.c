@@ -31,7 +31,7 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
     return NULL;
   }
   segment_t *segment = segment_of(p);
-  if (segment->kind == SEGMENT_HUGE && size > ARENA_MAX && !diag_counting)
+  if (segment->kind == SEGMENT_HUGE && size_range_of(size) == RANGE_HUGE && !diag_counting)
     return huge_realloc(segment, p, size);
   if (segment->kind == SEGMENT_ARENA && !diag_counting && segment_map_contains(segment)) {
     void *in_place = arena_realloc_in_place(segment, p, size);

@@ -443,7 +443,7 @@ static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void 
  * NULL when the block must move (the caller copies; nothing changed). */
 void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
   heap_t *owner = segment->owner;
-  if (owner != heap_current() || size > ARENA_MAX || size <= MEDIUM_MAX) return NULL;
+  if (owner != heap_current() || size_range_of(size) != RANGE_ARENA) return NULL;
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   uint64_t head = head_of(chunk);
   if (!chunk_offset_ok(segment, p) || !chunk_live(chunk, head)) chunk_free_invalid(p);

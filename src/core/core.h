@@ -335,6 +335,17 @@ static inline unsigned size_class_of(size_t size) {
   unsigned top = 63u - (unsigned)__builtin_clzll(s); /* >= 7 */
   return 8 + (top - 7) * 8 + (unsigned)((s >> (top - 3)) & 7);
 }
+/* The ranges of sizes, each served one way in every build and mode: a page
+ * of the size class (small, medium), a chunk of the heap's arena, or a
+ * mapping of its own (huge). */
+typedef enum size_range { RANGE_SMALL, RANGE_MEDIUM, RANGE_ARENA, RANGE_HUGE } size_range;
+/* The router: the one place that says which range serves a size. */
+static inline size_range size_range_of(size_t size) {
+  if (size <= SMALL_MAX) return RANGE_SMALL;
+  if (size <= MEDIUM_MAX) return RANGE_MEDIUM;
+  if (size <= ARENA_MAX) return RANGE_ARENA;
+  return RANGE_HUGE;
+}
 INTERNAL segment_kind size_class_kind(unsigned size_class);
 /* direct[] slots [first, last] that map to this class (empty when first > last). */
 INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsigned *last);
@@ -865,17 +876,6 @@ INTERNAL void background_wanted(void);
 INTERNAL void background_after_fork(void);
 
 /* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
-/* The ranges of sizes, each served one way in every build and mode: a page
- * of the size class (small, medium), a chunk of the heap's arena, or a
- * mapping of its own (huge). */
-typedef enum size_range { RANGE_SMALL, RANGE_MEDIUM, RANGE_ARENA, RANGE_HUGE } size_range;
-/* The router: the one place that says which range serves a size. */
-static inline size_range size_range_of(size_t size) {
-  if (size <= SMALL_MAX) return RANGE_SMALL;
-  if (size <= MEDIUM_MAX) return RANGE_MEDIUM;
-  if (size <= ARENA_MAX) return RANGE_ARENA;
-  return RANGE_HUGE;
-}
 /* A block of size bytes from its range's entry (zero: it reads zero); NULL
  * and ENOMEM when out of memory. */
 INTERNAL void *alloc_sized(heap_t *heap, size_t size, bool zero);

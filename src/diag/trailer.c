@@ -24,7 +24,7 @@ void diag_track_sites(bool on) {
 /* The statistics' class of a block: its size class, the same ladder past
  * MEDIUM_MAX for arena blocks, the last slot for huge ones. */
 static unsigned stats_class(size_t requested) {
-  return requested > ARENA_MAX ? STATS_CLASS_COUNT - 1 : size_class_of(requested);
+  return size_range_of(requested) == RANGE_HUGE ? STATS_CLASS_COUNT - 1 : size_class_of(requested);
 }
 
 void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
