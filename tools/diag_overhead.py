@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`brisk overhead`: what each diagnostic mode costs on the seed workloads.
+"""`brisk overhead`: what each diagnostic mode costs on the benchmark workloads.
 
 Runs each workload with brisk preloaded under five configurations, interleaved,
 several repetitions, medians of wall time:
@@ -50,7 +50,7 @@ def main(argv):
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument("--modes", default="nodiag,off,stats,profile,check",
                         help="comma-separated configurations to run")
-    parser.add_argument("--only", help="comma-separated workloads (default: all seed workloads)")
+    parser.add_argument("--only", help="comma-separated workloads (default: all the workloads)")
     args = parser.parse_args(argv)
     workloads = args.only.split(",") if args.only else WORKLOADS
     unknown = set(workloads) - set(WORKLOADS)
