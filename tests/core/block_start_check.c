@@ -29,15 +29,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static unsigned long failures;
-#define EXPECT(ok, ...)                                                                            \
-  do {                                                                                             \
-    if (!(ok) && failures++ < 8) {                                                                 \
-      fprintf(stderr, "FAIL: " __VA_ARGS__);                                                       \
-      fputc('\n', stderr);                                                                         \
-    }                                                                                              \
-  } while (0)
-
 /* A block of class c, from a page of that class. */
 static void *take(heap_t *heap, unsigned c) {
   (void)heap;
@@ -48,7 +39,7 @@ static void *take(heap_t *heap, unsigned c) {
 
 /* The page's arithmetic, as core.h describes it. */
 static void check_layout(const page_t *page, unsigned c) {
-  unsigned long before = failures;
+  unsigned long before = expect_failures;
   uint32_t size = page->block_size;
   EXPECT(page->size_class == c && size == class_size[c],
          "class %u: a page of class %u with %u-byte blocks, not %u", c, page->size_class, size,
@@ -66,7 +57,7 @@ static void check_layout(const page_t *page, unsigned c) {
   EXPECT((uintptr_t)page->area % ALIGNMENT_MIN == 0 && size % ALIGNMENT_MIN == 0,
          "class %u: blocks at %p + k * %u, not %d-aligned", c, (void *)page->area, size,
          ALIGNMENT_MIN);
-  CHECK_MSG(failures == before, "class %u: the page is not laid out as core.h says", c);
+  CHECK_MSG(expect_failures == before, "class %u: the page is not laid out as core.h says", c);
 }
 
 /* Every byte address of the page against an independent count of offsets
@@ -81,7 +72,7 @@ static void check_addresses(const page_t *live, unsigned c, const char *state) {
   uint8_t *start = (uint8_t *)segment + ((size_t)page.index << segment->page_shift);
   uint8_t *end = area + bytes;
   uint32_t size = page.block_size, capacity = page.capacity;
-  unsigned long before = failures, accepted = 0;
+  unsigned long before = expect_failures, accepted = 0;
   for (uint8_t *p = start; p < area; p++) /* the segment's header, on its first page */
     EXPECT(!page_is_block_start(&page, p, page.carved_limit),
            "class %u (%u B, %s): header address area - %zu accepted as a block's start", c, size,
@@ -107,8 +98,8 @@ static void check_addresses(const page_t *live, unsigned c, const char *state) {
   }
   EXPECT(accepted == capacity, "class %u (%u B, %s): %lu addresses accepted, %u blocks carved", c,
          size, state, accepted, capacity);
-  CHECK_MSG(failures == before, "class %u (%u B), %s: the block-start check is wrong", c, size,
-            state);
+  CHECK_MSG(expect_failures == before, "class %u (%u B), %s: the block-start check is wrong", c,
+            size, state);
 }
 
 int main(void) {

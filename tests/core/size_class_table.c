@@ -28,16 +28,6 @@
 
 #include <stdio.h>
 
-/* The first failure of each kind is told; the rest are only counted. */
-static unsigned long failures;
-#define EXPECT(ok, ...)                                                                            \
-  do {                                                                                             \
-    if (!(ok) && failures++ < 8) {                                                                 \
-      fprintf(stderr, "FAIL: " __VA_ARGS__);                                                       \
-      fputc('\n', stderr);                                                                         \
-    }                                                                                              \
-  } while (0)
-
 static void check_table(void) {
   EXPECT(class_size[0] == ALIGNMENT_MIN, "the first class is %u bytes, not %d", class_size[0],
          ALIGNMENT_MIN);
@@ -57,11 +47,12 @@ static void check_table(void) {
              "class %u: %u bytes, wastes %u on a request of %u bytes (more than 1/8)", c, size,
              size - below - 1, below + 1);
   }
-  CHECK_MSG(failures == 0, "class_size[] is not as promised (%lu failures)", failures);
+  CHECK_MSG(expect_failures == 0, "class_size[] is not as promised (%lu failures)",
+            expect_failures);
 }
 
 static void check_size_class_of(void) {
-  unsigned long before = failures;
+  unsigned long before = expect_failures;
   for (size_t n = 0; n <= MEDIUM_MAX; n++) {
     unsigned c = size_class_of(n);
     if (c >= CLASS_COUNT) {
@@ -74,12 +65,13 @@ static void check_size_class_of(void) {
            "size_class_of(%zu) = class %u of %u bytes, but class %u (%u bytes) holds it", n, c,
            class_size[c], c - 1, c == 0 ? 0 : class_size[c - 1]);
   }
-  CHECK_MSG(failures == before, "size_class_of is not the smallest class that fits (%lu failures)",
-            failures - before);
+  CHECK_MSG(expect_failures == before,
+            "size_class_of is not the smallest class that fits (%lu failures)",
+            expect_failures - before);
 }
 
 static void check_direct_slots(void) {
-  unsigned long before = failures;
+  unsigned long before = expect_failures;
   unsigned owner[DIRECT_SLOTS];
   for (unsigned slot = 0; slot < DIRECT_SLOTS; slot++)
     owner[slot] = CLASS_COUNT; /* none */
@@ -106,8 +98,9 @@ static void check_direct_slots(void) {
              "malloc(%zu) reads direct slot %u, class %u's, but its class is %u", n, slot,
              owner[slot], size_class_of(n));
   }
-  CHECK_MSG(failures == before, "the direct slots do not map sizes to their classes (%lu failures)",
-            failures - before);
+  CHECK_MSG(expect_failures == before,
+            "the direct slots do not map sizes to their classes (%lu failures)",
+            expect_failures - before);
 }
 
 /* One block of n bytes, against its class. */
@@ -146,13 +139,13 @@ static void check_block(size_t n) {
  * down, every class has a page already, and small requests take the fast
  * path through their direct slot. */
 static void check_blocks(void) {
-  unsigned long before = failures;
+  unsigned long before = expect_failures;
   for (size_t n = 1; n <= ARENA_MAX; n++)
     check_block(n);
   for (size_t n = ARENA_MAX; n >= 1; n--)
     check_block(n);
-  CHECK_MSG(failures == before, "blocks do not agree with their classes (%lu failures)",
-            failures - before);
+  CHECK_MSG(expect_failures == before, "blocks do not agree with their classes (%lu failures)",
+            expect_failures - before);
 }
 
 int main(void) {
