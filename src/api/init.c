@@ -41,6 +41,7 @@ static void process_init_once(void) {
   platform_thread_exit_init(collect_thread_exit);
   fence_init(); /* while the process most often has one thread */
   platform_atfork(NULL, NULL, fork_child);
+  introspection_publish();
   init_done = true;
 }
 

@@ -389,6 +389,25 @@ static inline bool memory_purge_never(void) {
   return option_get(OPTION_PURGE_DELAY) < 0;
 }
 INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps);
+/* Bytes purged and released so far, together. */
+INTERNAL uint64_t memory_returned_bytes(void);
+/* The process-wide figures a reader outside the process finds through the
+ * introspection descriptor (introspection.c), in its order: each a 64-bit
+ * word read with relaxed loads. */
+typedef enum memory_figure {
+  FIGURE_MAPPED,
+  FIGURE_COMMITTED,
+  FIGURE_COMMITTED_PEAK,
+  FIGURE_HUGE_BYTES,
+  FIGURE_OS_MAPS,
+  FIGURE_OS_UNMAPS,
+  FIGURE_OS_PURGES,
+  FIGURE_OS_REMAPS,
+  FIGURE_PURGED_BYTES,
+  FIGURE_RELEASED_BYTES,
+  MEMORY_FIGURE_COUNT
+} memory_figure;
+INTERNAL const void *memory_figure_address(memory_figure id);
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
@@ -626,6 +645,9 @@ INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
  * need the lock. A heap created meanwhile may be missed. */
 INTERNAL void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
+/* Where the list of every heap starts (linked by next_created), for a
+ * reader outside the process (introspection.c). */
+INTERNAL heap_t *const *heaps_list_address(void);
 
 /* ---- fence.c: the fence between a heap's owner and the background purger ---------- */
 /* Whether the purger keeps owners out with the fence (set by fence_start). */
@@ -874,6 +896,9 @@ INTERNAL void collect_after_fork(void);
 INTERNAL void background_wanted(void);
 /* In a forked child: the purger did not come along; start it again when wanted. */
 INTERNAL void background_after_fork(void);
+/* Where its count of rounds (returned false) or of the bytes given back
+ * during them (true) lies: 64-bit words, for introspection.c. */
+INTERNAL const void *background_figure_address(bool returned);
 
 /* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
 /* A block of size bytes from its range's entry (zero: it reads zero); NULL
@@ -896,5 +921,10 @@ INTERNAL void *medium_alloc(heap_t *heap, unsigned size_class);
 /* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN),
  * routed by its size with room for the alignment. */
 INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);
+
+/* ---- introspection.c: the descriptor `brisk top` reads from outside ------------------------ */
+/* Fills in the addresses the descriptor names and marks it ready; once, at
+ * process set-up. */
+INTERNAL void introspection_publish(void);
 
 #endif /* BRISK_CORE_H */

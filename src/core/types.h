@@ -313,6 +313,13 @@ typedef struct heap_counters_s {
   int64_t requested_bytes; /* malloc'd minus freed through this heap */
   uint64_t page_refills;
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
+  /* Kept in every mode, on slow paths only, for `brisk top` (introspection.c):
+   * other threads' frees this heap took in (page_collect, remote_collect),
+   * and per class the refills and the bytes carved on pages in use (the
+   * classes' share of carved_bytes). */
+  uint64_t remote_frees_in;
+  uint64_t class_refills[CLASS_COUNT];
+  uint64_t class_carved[CLASS_COUNT];
 } heap_counters_t;
 
 /* A heap's arena for blocks above MEDIUM_MAX (arena.c): free chunks in
@@ -397,6 +404,7 @@ typedef struct heap_s {
   uint64_t abandoned_ms;       /* when its thread exited: sweeps leave it alone a while */
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
+  uint32_t os_thread;          /* the OS's id of the thread that took it last */
   heap_counters_t counters;
   arena_t arena;
   /* This heap's thread's frees into other heaps' pages, batched (remote.c). */

@@ -278,6 +278,10 @@ int platform_pid(void) {
   return (int)getpid();
 }
 
+uint32_t platform_thread_id(void) {
+  return (uint32_t)syscall(SYS_gettid);
+}
+
 const char *platform_program_name(void) {
   return program_invocation_name;
 }

@@ -260,6 +260,9 @@ void platform_close(int fd);
 /* Resident set size now and at its peak, in bytes (0 when unknown). */
 void platform_resident(uint64_t *current, uint64_t *peak);
 int platform_pid(void);
+/* The calling thread's id as the OS names it (Linux: its TID, as in
+ * /proc/PID/task/TID), for `brisk top`; set once per heap taken. */
+uint32_t platform_thread_id(void);
 /* The program's name as invoked, and without its directory. */
 const char *platform_program_name(void);
 const char *platform_program_short_name(void);

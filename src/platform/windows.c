@@ -429,6 +429,10 @@ int platform_pid(void) {
   return (int)GetCurrentProcessId();
 }
 
+uint32_t platform_thread_id(void) {
+  return (uint32_t)GetCurrentThreadId();
+}
+
 /* The program's path, and its file name without ".exe", read once. */
 static char program_path[MAX_PATH + 1];
 static char program_short[MAX_PATH + 1];
