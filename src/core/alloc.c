@@ -133,7 +133,7 @@ static inline __attribute__((always_inline)) page_t *refill_locked(heap_t *heap,
    * memory: their owners may be about to need them. */
   if (heap->remote_batches_open != 0) remote_post_flush(heap);
   heap->counters.page_refills++;
-  heap->counters.class_refills[size_class]++;
+  heap->activity.class_refills[size_class]++;
   event_note(EVENT_REFILL);
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);

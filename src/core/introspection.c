@@ -55,9 +55,9 @@ EXPORTED introspection_t brisk_introspection = {
     .heap_carved = offsetof(heap_t, carved_bytes),
     .heap_arena_in_use = offsetof(heap_t, arena.in_use_bytes),
     .heap_refills = offsetof(heap_t, counters.page_refills),
-    .heap_remote_in = offsetof(heap_t, counters.remote_frees_in),
-    .heap_class_refills = offsetof(heap_t, counters.class_refills),
-    .heap_class_carved = offsetof(heap_t, counters.class_carved),
+    .heap_remote_in = offsetof(heap_t, activity.remote_frees_in),
+    .heap_class_refills = offsetof(heap_t, activity.class_refills),
+    .heap_class_carved = offsetof(heap_t, activity.class_carved),
 };
 _Static_assert(sizeof BRISK_VERSION_STRING <= 16, "the version fits its field");
 

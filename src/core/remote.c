@@ -87,7 +87,7 @@ bool remote_collect(heap_t *heap) {
     block = next;
     count++;
   }
-  counter_add(heap->counters.remote_frees_in, count);
+  counter_add(heap->activity.remote_frees_in, count);
   return drained;
 }
 

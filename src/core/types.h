@@ -313,14 +313,19 @@ typedef struct heap_counters_s {
   int64_t requested_bytes; /* malloc'd minus freed through this heap */
   uint64_t page_refills;
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
-  /* Kept in every mode, on slow paths only, for `brisk top` (introspection.c):
-   * other threads' frees this heap took in (page_collect, remote_collect),
-   * and per class the refills and the bytes carved on pages in use (the
-   * classes' share of carved_bytes). */
+} heap_counters_t;
+
+/* What `brisk top` shows of a heap (introspection.c), kept in every mode on
+ * slow paths only, written like carved_bytes: other threads' frees the heap
+ * took in (page_collect, remote_collect), and per class the refills and the
+ * bytes carved on pages in use (the classes' share of carved_bytes). At the
+ * heap's end, so that the fields the fast paths and remote frees use keep
+ * their offsets (and their instructions). */
+typedef struct heap_activity_s {
   uint64_t remote_frees_in;
   uint64_t class_refills[CLASS_COUNT];
   uint64_t class_carved[CLASS_COUNT];
-} heap_counters_t;
+} heap_activity_t;
 
 /* A heap's arena for blocks above MEDIUM_MAX (arena.c): free chunks in
  * bins, sixteen per doubling, with a bit per non-empty bin. The owner and
@@ -411,6 +416,7 @@ typedef struct heap_s {
   uint32_t remote_batches_open;
   uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
+  heap_activity_t activity;
 } heap_t;
 
 #endif /* BRISK_CORE_TYPES_H */
