@@ -286,6 +286,7 @@ typedef enum option_id {
   OPTION_BACKGROUND,
   OPTION_HUGE_PAGES,
   OPTION_VERBOSE,
+  OPTION_GUARD, /* one block in this many behind a guard page; 0: off */
   OPTION_COUNT
 } option_id;
 enum { STATS_OFF = 0, STATS_TEXT = 1, STATS_JSON = 2 };
@@ -717,6 +718,9 @@ INTERNAL void fence_purger_leave(heap_t *heap);
 #define SITE_FRAMES 16
 /* Finds brisk's own code, so stack traces start at the caller. */
 INTERNAL void report_init(void);
+/* watcher sees every fault first (and reports and aborts, or returns);
+ * installs the fault hook if report_init did not. */
+INTERNAL void report_fault_watch(void (*watcher)(const platform_fault *fault));
 /* Whether a fault at pc is one of those functions reading a pointer's
  * bookkeeping. */
 INTERNAL bool report_code_is_brisk(uintptr_t pc);
@@ -767,6 +771,36 @@ INTERNAL bool arena_purge_expired(heap_t *heap, bool force);
  * caught the background purger (or a signal handler's fork caught the
  * thread itself) inside it. */
 INTERNAL void arena_after_fork(void);
+
+/* ---- guard.c: sampled guard pages (BRISK_GUARD) --------------------------------------- */
+#define GUARD_MAX OS_PAGE_SIZE /* the largest block guarded */
+/* The rate `BRISK_GUARD=on` means: chosen by measurement (BENCHMARKS.md). */
+#define GUARD_DEFAULT_RATE 1000
+#define GUARD_DEFAULT_RATE_TEXT "1000"
+/* Set once at start-up: blocks are sampled (the slow paths test it). */
+INTERNAL extern bool guard_on;
+/* Maps the region and watches faults, when BRISK_GUARD asks (once, at
+ * process set-up, after the diagnostic modes are known). */
+INTERNAL void guard_init(void);
+INTERNAL void guard_after_fork(void);
+/* Whether the heap's next allocation is to be guarded. */
+static inline bool guard_due(const heap_t *heap) {
+  return unlikely(guard_on) && heap->guard_countdown < 0;
+}
+/* A refill handed page to the fast path: its free blocks count down. */
+INTERNAL void guard_count(heap_t *heap, const page_t *page);
+/* A guarded block of size bytes; NULL when none can be had (too large,
+ * every slot in use): the caller allocates as usual. */
+INTERNAL void *guard_alloc(heap_t *heap, size_t size);
+/* A free of a pointer in the guard region (free_unusual): checked, then its
+ * page made inaccessible; misuse is reported and aborts. */
+INTERNAL void guard_free(const void *p);
+/* A block guard_alloc just returned, given back unused. */
+INTERNAL void guard_unsample(void *p);
+INTERNAL size_t guard_usable_size(const void *p);
+/* The fault watcher (report_fault_watch): a fault in the region is reported
+ * with the block's stacks, and the program aborts. */
+INTERNAL void guard_fault(const platform_fault *fault);
 
 /* ---- huge.c: blocks above ARENA_MAX, straight from the OS -------------------------- */
 /* The huge range's entry: a mapping of its own, or a cached one (zero: the

@@ -40,10 +40,15 @@ const void *report_faulting_pointer(const platform_fault *fault) {
   return NULL;
 }
 
+/* A watcher of faults besides this file's own (guard.c's, set through
+ * report_fault_watch), asked first. */
+static void (*fault_watcher)(const platform_fault *fault);
+
 /* Default mode: a fault in brisk's code while it reads the bookkeeping for a
  * pointer is that pointer's fault, reported as such; any other fault is
  * left to whatever handled faults before. */
 static void report_fault(const platform_fault *fault) {
+  if (fault_watcher != NULL) fault_watcher(fault);
   if (!report_code_is_brisk(fault->pc)) return;
   const void *p = report_faulting_pointer(fault);
   if (p == NULL) return;
@@ -60,6 +65,11 @@ void report_init(void) {
     own_start = own_end = 0;
   if (POINTER_READERS_START != POINTER_READERS_STOP || own_end != 0)
     platform_on_fault(report_fault);
+}
+
+void report_fault_watch(void (*watcher)(const platform_fault *fault)) {
+  fault_watcher = watcher;
+  platform_on_fault(report_fault);
 }
 
 bool report_code_is_brisk(uintptr_t pc) {

@@ -148,7 +148,10 @@ typedef enum segment_kind {
   SEGMENT_HUGE,
   SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
   SEGMENT_ARENA,  /* a heap's arena: chunks of blocks above MEDIUM_MAX (arena.c) */
-  SEGMENT_KIND_COUNT
+  SEGMENT_KIND_COUNT,
+  /* Past the count: no heap lists segments of this kind (nor sizes arrays
+   * by it). The region of sampled guard pages (guard.c). */
+  SEGMENT_GUARD = SEGMENT_KIND_COUNT
 } segment_kind;
 
 /* A free block: the free-list link, then a cookie (a per-process secret)
@@ -417,6 +420,10 @@ typedef struct heap_s {
   uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
   heap_activity_t activity;
+  /* BRISK_GUARD: blocks refills may hand out before the next sampled one
+   * (guard.c); 0 until the first refill sets it, below 0 when one is due. */
+  int64_t guard_countdown;
+  uint64_t guard_random;
 } heap_t;
 
 #endif /* BRISK_CORE_TYPES_H */

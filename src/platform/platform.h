@@ -98,6 +98,11 @@ void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment
  * at `to` are released, and so is the range the pages left. false when it
  * cannot (always on Windows), with nothing changed. */
 bool platform_move_pages(void *from, size_t size, void *to);
+/* Makes [p, p + size) of a reservation (OS pages) committed and accessible,
+ * reading zero where it was inaccessible; or inaccessible: purged, and any
+ * touch faults until it is made accessible again (sampled guard pages,
+ * core/guard.c). false when the OS refuses. */
+bool platform_protect(void *p, size_t size, bool accessible);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
 void platform_table_free(void *p, size_t size);

@@ -94,6 +94,12 @@ void platform_purge(void *p, size_t size) {
   VirtualFree(p, size, MEM_DECOMMIT);
 }
 
+/* Decommitted pages fault on any touch: inaccessible is purged. */
+bool platform_protect(void *p, size_t size, bool accessible) {
+  if (accessible) return platform_commit(p, size);
+  return VirtualFree(p, size, MEM_DECOMMIT) != 0;
+}
+
 /* Committed pages fault in one at a time here too, but Windows has no call
  * that writes them in ahead of use (PrefetchVirtualMemory reads). */
 void platform_populate(void *p, size_t size) {
