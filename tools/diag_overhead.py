@@ -8,8 +8,11 @@ several repetitions, medians of wall time:
   stats    BRISK_STATS=1
   profile  BRISK_PROFILE=1
   check    BRISK_CHECK=1
-and, single-threaded, the callgrind instruction counts of nodiag and off, which
-do not drift with the machine's load. Prints a markdown table.
+  guard    BRISK_GUARD=on (sampled guard pages at the default rate); guard:N, at rate N
+and, single-threaded, the callgrind instruction counts of nodiag and off (or of
+--callgrind-modes), which do not drift with the machine's load; --cpu adds the
+median CPU time (user and system: a guard page's system calls are system time).
+Prints a markdown table.
 """
 import argparse
 import os
@@ -34,8 +37,8 @@ def build(folder, options):
             sys.exit(f"brisk overhead: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
 
 
-def instructions(library, argv):
-    env = dict(os.environ, LD_PRELOAD=library)
+def instructions(library, argv, extra_env):
+    env = dict(os.environ, LD_PRELOAD=library, **extra_env)
     result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                              *argv], capture_output=True, text=True, env=env)
     match = re.search(r"Collected : (\d+)", result.stderr)
@@ -51,6 +54,9 @@ def main(argv):
     parser.add_argument("--modes", default="nodiag,off,stats,profile,check",
                         help="comma-separated configurations to run")
     parser.add_argument("--only", help="comma-separated workloads (default: all the workloads)")
+    parser.add_argument("--cpu", action="store_true", help="show median CPU time too")
+    parser.add_argument("--callgrind-modes", default="nodiag,off",
+                        help="configurations counted under callgrind (1 thread, quick sizes)")
     args = parser.parse_args(argv)
     workloads = args.only.split(",") if args.only else WORKLOADS
     unknown = set(workloads) - set(WORKLOADS)
@@ -74,8 +80,12 @@ def main(argv):
         "profile": (libs["normal"], {"BRISK_PROFILE": "1",
                                      "BRISK_PROFILE_FILE": os.path.join(scratch, "profile")}),
         "check": (libs["normal"], {"BRISK_CHECK": "1"}),
+        "guard": (libs["normal"], {"BRISK_GUARD": "on"}),
     }
     modes = args.modes.split(",")
+    for mode in modes:
+        if re.fullmatch(r"guard:\d+", mode):
+            configs[mode] = (libs["normal"], {"BRISK_GUARD": mode.split(":")[1]})
     if "off" not in modes or set(modes) - set(configs):
         parser.error(f"--modes takes a list of {', '.join(configs)}, including off")
     configs = {name: configs[name] for name in modes}
@@ -89,6 +99,7 @@ def main(argv):
         return command
 
     times = {(w, c): [] for w in workloads for c in configs}
+    cpu = {(w, c): [] for w in workloads for c in configs}
     for rep in range(args.reps):
         for w in workloads:
             order = list(configs)
@@ -101,26 +112,39 @@ def main(argv):
                 print(f"rep {rep + 1}/{args.reps} {w:9} {c:8} {status}", file=sys.stderr)
                 if result.status == OK:
                     times[(w, c)].append(result.wall_s)
+                    cpu[(w, c)].append(result.user_s + result.sys_s)
                 else:
                     times[(w, c)].append(float("nan"))
+                    cpu[(w, c)].append(float("nan"))
+    counted = [c for c in args.callgrind_modes.split(",") if c in configs]
     counts = {}
-    if not args.no_callgrind and "nodiag" in configs:
+    if not args.no_callgrind and len(counted) >= 2:
         for w in workloads:
-            for c in ("nodiag", "off"):
-                counts[(w, c)] = instructions(configs[c][0], workload_argv(w, 1, True))
+            for c in counted:
+                counts[(w, c)] = instructions(configs[c][0], workload_argv(w, 1, True),
+                                              configs[c][1])
 
     print(f"\nDiagnostic modes' cost: median wall time of {args.reps} interleaved runs, "
           f"{args.threads} threads{' (quick sizes)' if args.quick else ''}; "
           "ratio to `off` in brackets.\n")
-    print("| workload | " + " | ".join(configs) + " | callgrind nodiag / off (1 thread, quick) |")
-    print("|---|" + "---|" * len(configs) + "---|")
+    shown = [(c, "") for c in configs] + ([(c, " CPU") for c in configs] if args.cpu else [])
+    print("| workload | " + " | ".join(c + kind for c, kind in shown) +
+          f" | callgrind {' / '.join(counted)} (1 thread, quick) |")
+    print("|---|" + "---|" * len(shown) + "---|")
     for w in workloads:
-        base = statistics.median(times[(w, "off")])
         cells = []
-        for c in configs:
-            m = statistics.median(times[(w, c)])
-            cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({m / base:.2f}x)"))
-        n, o = counts.get((w, "nodiag")), counts.get((w, "off"))
-        ratio = f"{n:,} / {o:,} ({o / n:.4f}x)" if n and o else "-"
+        for c, kind in shown:
+            figures = cpu if kind else times
+            base = statistics.median(figures[(w, "off")])
+            m = statistics.median(figures[(w, c)])
+            ratio = m / base if base > 0 else float("nan")
+            cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({ratio:.3f}x)"))
+        found = [counts.get((w, c)) for c in counted]
+        if all(found):
+            off = counts.get((w, "off")) or found[0]
+            ratio = " / ".join(f"{n:,}" for n in found) + " (" + ", ".join(
+                f"{n / off:.4f}x" for n in found) + " of off)"
+        else:
+            ratio = "-"
         print(f"| {w} | " + " | ".join(cells) + f" | {ratio} |")
     return 0

@@ -15,7 +15,8 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
   if (guard_due(heap) && size <= GUARD_MAX) { /* sampled with the size asked for */
     void *guarded = guard_alloc(heap, size);
-    if (guarded != NULL) return guarded; /* reads zero: a page made accessible again */
+    if (guarded != NULL && zero) memset(guarded, 0, size);
+    if (guarded != NULL) return guarded;
   }
   return alloc_sized(heap, size, zero);
 }

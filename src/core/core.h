@@ -286,7 +286,8 @@ typedef enum option_id {
   OPTION_BACKGROUND,
   OPTION_HUGE_PAGES,
   OPTION_VERBOSE,
-  OPTION_GUARD, /* one block in this many behind a guard page; 0: off */
+  OPTION_GUARD,         /* one block in this many behind a guard page; 0: off */
+  OPTION_SYMBOLS_LATER, /* reports name frames by module, offset and build id */
   OPTION_COUNT
 } option_id;
 enum { STATS_OFF = 0, STATS_TEXT = 1, STATS_JSON = 2 };
@@ -775,8 +776,8 @@ INTERNAL void arena_after_fork(void);
 /* ---- guard.c: sampled guard pages (BRISK_GUARD) --------------------------------------- */
 #define GUARD_MAX OS_PAGE_SIZE /* the largest block guarded */
 /* The rate `BRISK_GUARD=on` means: chosen by measurement (BENCHMARKS.md). */
-#define GUARD_DEFAULT_RATE 1000
-#define GUARD_DEFAULT_RATE_TEXT "1000"
+#define GUARD_DEFAULT_RATE 200000
+#define GUARD_DEFAULT_RATE_TEXT "200000"
 /* Set once at start-up: blocks are sampled (the slow paths test it). */
 INTERNAL extern bool guard_on;
 /* Maps the region and watches faults, when BRISK_GUARD asks (once, at

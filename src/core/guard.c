@@ -34,7 +34,7 @@
 _Static_assert(GUARD_REGION <= SEGMENT_SIZE, "the guard region is one segment");
 #define SLACK_FILL 0xAB
 
-enum { SLOT_UNUSED, SLOT_LIVE, SLOT_FREED };
+enum { SLOT_UNUSED, SLOT_LIVE, SLOT_FREEING, SLOT_FREED };
 
 typedef struct guard_slot {
   uint8_t *block;
@@ -188,17 +188,28 @@ misuse_at_free(const char *what, const guard_slot *slot, const void *p, const ch
 void guard_free(const void *p) {
   int index = slot_of(p);
   guard_slot *slot = index >= 0 ? &slots[index] : NULL;
-  uint8_t state = slot != NULL ? atomic_load_acquire(&slot->xstate) : SLOT_UNUSED;
-  if (slot == NULL || slot->block != p || state != SLOT_LIVE) {
-    if (slot != NULL && slot->block == p && state == SLOT_FREED)
+  /* Claimed with one compare-and-swap, so that two threads freeing it at
+   * once do not both queue its slot. */
+  uint8_t state = SLOT_LIVE;
+  if (slot == NULL || slot->block != p ||
+      !atomic_cas_strong_acq_rel(&slot->xstate, &state, SLOT_FREEING)) {
+    if (slot != NULL && slot->block == p && state >= SLOT_FREEING)
       misuse_at_free("double free", slot, p, "the block is already free (double free)");
     misuse_at_free("invalid free", NULL, p,
                    "the pointer lies in brisk's guard pages but no "
                    "guarded block starts there");
   }
+  uint8_t *at = slot->block + slot->size;
   uint8_t *fill_end = slot->at_start ? slot_page((unsigned)index) + OS_PAGE_SIZE
                                      : slot->block + align_up(slot->size ? slot->size : 1, 16);
-  for (uint8_t *at = slot->block + slot->size; at < fill_end; at++) {
+  /* A word at a time where the fill is whole words: a page's worth of
+   * bytes one by one cost more than the rest of the free. */
+  const uint64_t fill_word = 0x0101010101010101u * SLACK_FILL;
+  while (at < fill_end && ((uintptr_t)at & 7) != 0 && *at == SLACK_FILL)
+    at++;
+  while (at + 8 <= fill_end && ((uintptr_t)at & 7) == 0 && *(const uint64_t *)at == fill_word)
+    at += 8;
+  for (; at < fill_end; at++) {
     if (*at == SLACK_FILL) continue;
     char detail[200];
     msg_format(detail, sizeof detail,

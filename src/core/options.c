@@ -53,6 +53,9 @@ static const option_desc option_table[OPTION_COUNT] = {
                            "ask the OS for huge pages (2 MiB) for brisk's memory: fewer page "
                            "faults in large heaps, more resident memory in small ones"},
     [OPTION_VERBOSE] = {"VERBOSE", KIND_SWITCH, 0, "print every setting at start-up"},
+    [OPTION_SYMBOLS_LATER] = {"SYMBOLS_LATER", KIND_SWITCH, 0,
+                              "reports name each frame by module, offset and build id, for "
+                              "`brisk symbolize REPORT` to name later (no addr2line run)"},
     [OPTION_GUARD] = {"GUARD", KIND_RATE, 0,
                       "sampled guard pages: about one block (up to 4 KiB) in this many "
                       "(on: " GUARD_DEFAULT_RATE_TEXT

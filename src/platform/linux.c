@@ -92,9 +92,7 @@ void platform_purge(void *p, size_t size) {
 }
 
 bool platform_protect(void *p, size_t size, bool accessible) {
-  if (accessible) return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
-  madvise(p, size, MADV_DONTNEED);
-  return mprotect(p, size, PROT_NONE) == 0;
+  return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
 }
 
 /* Asked once more after a refusal would cost a system call per block. */

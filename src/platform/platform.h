@@ -98,10 +98,10 @@ void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment
  * at `to` are released, and so is the range the pages left. false when it
  * cannot (always on Windows), with nothing changed. */
 bool platform_move_pages(void *from, size_t size, void *to);
-/* Makes [p, p + size) of a reservation (OS pages) committed and accessible,
- * reading zero where it was inaccessible; or inaccessible: purged, and any
- * touch faults until it is made accessible again (sampled guard pages,
- * core/guard.c). false when the OS refuses. */
+/* Makes [p, p + size) of a reservation (OS pages) committed and accessible
+ * (contents as they were, or zero where never committed), or inaccessible:
+ * any touch faults until it is made accessible again, and it stays
+ * resident (sampled guard pages, core/guard.c). false when the OS refuses. */
 bool platform_protect(void *p, size_t size, bool accessible);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
@@ -285,6 +285,13 @@ void platform_symbols_prepare(void *const *frames, size_t count);
 /* "function (file:line)" for a return address, as well as it can be named
  * (Windows: "?? (module+offset)"). */
 void platform_symbol_describe(void *address, char *out, size_t size);
+/* Where a return address lies, for naming it later (`brisk symbolize`):
+ * the file of its module, the offset in it that addr2line takes, and what
+ * tells that build apart: "build id HEX" (Linux: NT_GNU_BUILD_ID; empty
+ * when the module has none) or "timestamp HEX" (Windows: the PE header's).
+ * false when no module holds it. Never spawns. */
+bool platform_code_location(const void *return_address, char *module, size_t module_size,
+                            uintptr_t *offset, char *build, size_t build_size);
 /* The file of the module holding a code address, and the exported function
  * containing it (empty strings when unknown). Never cached, never spawns. */
 void platform_code_names(const void *address, char *module, char *function, size_t size);

@@ -94,10 +94,11 @@ void platform_purge(void *p, size_t size) {
   VirtualFree(p, size, MEM_DECOMMIT);
 }
 
-/* Decommitted pages fault on any touch: inaccessible is purged. */
+/* Committing pages already committed sets their protection. */
 bool platform_protect(void *p, size_t size, bool accessible) {
   if (accessible) return platform_commit(p, size);
-  return VirtualFree(p, size, MEM_DECOMMIT) != 0;
+  DWORD old;
+  return VirtualProtect(p, size, PAGE_NOACCESS, &old) != 0;
 }
 
 /* Committed pages fault in one at a time here too, but Windows has no call

@@ -6,7 +6,8 @@
  * placed as the case needs, then misuses it. Each case must end in SIGABRT
  * with the report naming the access and the block's stacks; "sound" must
  * run to its end with every block intact. Functions keep their names in
- * the stacks (-g, no inlining). */
+ * the stacks (-g, no inlining), and global, so that a linker map lists
+ * them too (symbolize_test.py). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdint.h>
@@ -16,29 +17,35 @@
 
 #define ASKED 20 /* rounded to 32 by its class, to 32 on a guard page */
 
+char *allocate_watched(int at_end);
+void release_watched(char *p);
+int touch(volatile char *p, long offset);
+void write_at(volatile char *p, long offset);
+
 /* A guarded block at its page's end (at_end) or start; NULL if none came. */
-static char *allocate_watched(int at_end) {
-  static void *kept[100000];
+void *kept[100000]; /* blocks kept, so the next ones come from the class's pages */
+
+char *allocate_watched(int at_end) {
   for (int i = 0; i < 100000; i++) {
     char *p = malloc(ASKED);
     if (malloc_usable_size(p) == ASKED) {
       int is_at_end = ((uintptr_t)p + 32) % 4096 == 0;
       if (is_at_end == at_end) return p;
     }
-    kept[i] = p; /* kept, so the next block comes from the class's pages */
+    kept[i] = p;
   }
   return NULL;
 }
 
-static void release_watched(char *p) {
+void release_watched(char *p) {
   free(p);
 }
 
-static int touch(volatile char *p, long offset) {
+int touch(volatile char *p, long offset) {
   return p[offset];
 }
 
-static void write_at(volatile char *p, long offset) {
+void write_at(volatile char *p, long offset) {
   p[offset] = 1;
 }
 
@@ -53,7 +60,7 @@ static int sound(void) {
     if (blocks[i] == NULL) return 1;
     if (i % 3 == 0)
       for (size_t b = 0; b < size; b++)
-        if (blocks[i][b] != 0) return printf("calloc block %d not zero\n"), 1;
+        if (blocks[i][b] != 0) return printf("calloc block %d not zero\n", i), 1;
     memset(blocks[i], (char)i, size);
     guarded += malloc_usable_size(blocks[i]) == size && size % 16 != 0;
   }
