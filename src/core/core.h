@@ -776,8 +776,8 @@ INTERNAL void arena_after_fork(void);
 /* ---- guard.c: sampled guard pages (BRISK_GUARD) --------------------------------------- */
 #define GUARD_MAX OS_PAGE_SIZE /* the largest block guarded */
 /* The rate `BRISK_GUARD=on` means: chosen by measurement (BENCHMARKS.md). */
-#define GUARD_DEFAULT_RATE 200000
-#define GUARD_DEFAULT_RATE_TEXT "200000"
+#define GUARD_DEFAULT_RATE 1000000
+#define GUARD_DEFAULT_RATE_TEXT "1000000"
 /* Set once at start-up: blocks are sampled (the slow paths test it). */
 INTERNAL extern bool guard_on;
 /* Maps the region and watches faults, when BRISK_GUARD asks (once, at

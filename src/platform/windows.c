@@ -98,7 +98,10 @@ void platform_purge(void *p, size_t size) {
 bool platform_protect(void *p, size_t size, bool accessible) {
   if (accessible) return platform_commit(p, size);
   DWORD old;
-  return VirtualProtect(p, size, PAGE_NOACCESS, &old) != 0;
+  if (VirtualProtect(p, size, PAGE_NOACCESS, &old)) return true;
+  MEMORY_BASIC_INFORMATION info; /* reserved and never committed: no access already */
+  return VirtualQuery(p, &info, sizeof info) != 0 && info.State == MEM_RESERVE &&
+         (const char *)info.BaseAddress + info.RegionSize >= (const char *)p + size;
 }
 
 /* Committed pages fault in one at a time here too, but Windows has no call
