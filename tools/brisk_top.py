@@ -377,9 +377,10 @@ def main(argv):
         return 1
     process = Process(pid)
     interactive = sys.stdout.isatty()
-    shown = 0
+    shown, watching = 0, False
     try:
         address, path = find_descriptor(process)
+        watching = True  # from here on, the process ending is the end of the watch
         d = Descriptor(process, address, path)
         waited = 0.0
         while not process.u64(address + 40):  # ready: brisk not set up yet
@@ -404,7 +405,7 @@ def main(argv):
             before = now
             time.sleep(args.interval)
     except TopError as error:
-        if shown and not process.alive():
+        if watching and not process.alive():
             print(f"brisk top: process {pid} exited", file=sys.stderr)
             return 0
         print(f"brisk top: {error}", file=sys.stderr)

@@ -111,9 +111,18 @@ def main(argv):
         subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", "100", "-y", "48",
                         f"{' '.join(top)} {program.pid}; sleep 60"], check=True,
                        env=dict(os.environ, TERM="xterm"))
-        time.sleep(3.5)  # a few refreshes, so the rates are measured
-        screen = subprocess.run(["tmux", "-L", server, "capture-pane", "-p"],
-                                capture_output=True, text=True, check=True).stdout
+        # A few refreshes, so that the rates are measured: the second screen
+        # has them (a loaded machine may take seconds to start the tool).
+        screen, deadline = "", time.monotonic() + 30
+        while time.monotonic() < deadline:
+            time.sleep(1.5)
+            screen = subprocess.run(["tmux", "-L", server, "capture-pane", "-p"],
+                                    capture_output=True, text=True, check=True).stdout
+            if "per second: refills" in screen:
+                time.sleep(1.5)  # one more, so the rate covers a whole second
+                screen = subprocess.run(["tmux", "-L", server, "capture-pane", "-p"],
+                                        capture_output=True, text=True, check=True).stdout
+                break
         print("---- the screen, as tmux shows it ----\n" + screen.rstrip() + "\n----")
         read_screen(screen, program.pid, version, "tmux, preloaded")
     finally:
