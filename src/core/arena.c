@@ -132,9 +132,10 @@ static void bin_push(arena_t *arena, chunk_t *chunk) {
 }
 
 /* The OS pages inside a free chunk of size bytes that its purge gives back:
- * all but those of its header and links, and of its footer. */
+ * all but those of its header, links and freed note, and of its footer. */
 static size_t purge_range(const chunk_t *chunk, size_t size, uintptr_t *from) {
-  *from = align_up((uintptr_t)chunk + sizeof(chunk_t), OS_PAGE_SIZE);
+  _Static_assert(sizeof(chunk_t) == CHUNK_HEADER + ARENA_FREED_NOTE, "the note follows the links");
+  *from = align_up((uintptr_t)chunk + sizeof(chunk_t) + ARENA_FREED_NOTE_BYTES, OS_PAGE_SIZE);
   uintptr_t to = ((uintptr_t)chunk + size - 8) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
   return to > *from ? to - *from : 0;
 }

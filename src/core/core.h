@@ -731,6 +731,12 @@ INTERNAL size_t arena_usable_size(segment_t *segment, const void *p);
  * the live block that starts at p, or NULL when none does; *freed then says
  * whether a block freed already starts there (a double free). */
 INTERNAL uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed);
+/* While a freed block lies free (not merged into the chunk before it), the
+ * arena writes only its first ARENA_FREED_NOTE bytes and leaves the next
+ * ARENA_FREED_NOTE_BYTES as they were, purged or not: checked mode keeps
+ * there who allocated the block, for the report of a second free. */
+#define ARENA_FREED_NOTE 24
+#define ARENA_FREED_NOTE_BYTES 24
 /* Calls visit for the block of every chunk in use in an arena segment (a
  * diagnostic walk: the caller holds the arena's lock, or the program is
  * ending). */

@@ -63,7 +63,7 @@ def test_checked_errors():
         ("invalid", "invalid free", "do_invalid_free", False),
         ("interior", "interior pointer", "do_interior_free", True),
         ("overrun", "write past end of block", "do_overrun", True),
-        ("arena-double", "double free of pointer", "do_arena_double_free", False),
+        ("arena-double", "double free of pointer", "do_arena_double_free", True),
         ("arena-overrun", "write past end of block", "do_arena_overrun", True),
     ]
     for mode, kind, culprit, allocated_known in cases:
