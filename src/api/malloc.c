@@ -13,6 +13,7 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
   }
   if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
+  if (unlikely(heap_sampling)) return heap_profile_malloc(heap, size, zero);
   return alloc_sized(heap, size, zero);
 }
 
@@ -22,7 +23,7 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
  * must see every call, so those go on to malloc_slow, as huge blocks do. */
 static inline __attribute__((always_inline)) void *past_direct(size_t size, bool zero) {
   size_range range = size_range_of(size);
-  if (unlikely(diag_counting) || range == RANGE_HUGE) return malloc_slow(size, zero);
+  if (unlikely(allocs_take_long_way) || range == RANGE_HUGE) return malloc_slow(size, zero);
   heap_t *heap = heap_current();
   void *p;
   if (range == RANGE_SMALL) {

@@ -13,6 +13,14 @@ void diag_init(void) {
   atomic_store_relaxed(&xfrees_take_long_way, diag_counting || profile_on);
   hooks.before_free = diag_before_free;
   hooks.event = profile_note_event;
+  /* A counting mode sees every block with a trailer of its own: the heap
+   * profile's blocks would need another. */
+  heap_sampling = option_text(OPTION_HEAP_PROFILE) != NULL && !diag_counting;
+  if (option_text(OPTION_HEAP_PROFILE) != NULL && diag_counting)
+    msg_printf(2, "brisk: warning: BRISK_HEAP_PROFILE is off while BRISK_STATS, BRISK_LEAKS or "
+                  "BRISK_CHECK is on (run them apart)\n");
+  allocs_take_long_way = diag_counting || heap_sampling;
+  if (heap_sampling) heap_profile_init();
 #endif
   if (diag_check) checked_init();
 }
@@ -20,6 +28,7 @@ void diag_init(void) {
 /* After the program's own destructors. */
 void diag_reports_at_exit(void) {
   if (option_get(OPTION_PROFILE)) profile_report();
+  if (heap_sampling) heap_profile_report();
   if (option_get(OPTION_STATS) != STATS_OFF) stats_report_at_exit();
   if (option_get(OPTION_LEAKS)) leaks_report();
   if (diag_check) { /* an error would have stopped the program already */

@@ -293,3 +293,21 @@ void platform_abort(void) {
 void platform_exit_now(int status) {
   _exit(status);
 }
+
+static void (*signal_hook)(void);
+
+static void on_signal(int signal) {
+  (void)signal;
+  if (signal_hook != NULL) signal_hook();
+}
+
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  if (signal <= 0 || signal >= NSIG || signal == SIGKILL || signal == SIGSTOP) return false;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  signal_hook = hook;
+  return sigaction(signal, &action, NULL) == 0;
+}

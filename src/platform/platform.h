@@ -180,7 +180,7 @@ static inline void platform_lock_reset(platform_lock_t *lock) {
  * read or written with one instruction: on Windows, TlsAlloc slots read
  * straight from the thread's TEB. A word reads 0 in a thread that has not
  * written it. Elsewhere brisk uses the compiler's _Thread_local. */
-#define PLATFORM_TLS_COUNT 3
+#define PLATFORM_TLS_COUNT 4
 /* Sets the words up, once, at process start; false when the OS has no room
  * for them (Windows: no TEB slot free among the 64). Nothing to do, and
  * true, without PLATFORM_TLS_WORDS. */
@@ -264,6 +264,9 @@ int platform_pid(void);
 const char *platform_program_name(void);
 const char *platform_program_short_name(void);
 void platform_abort(void) __attribute__((noreturn));
+/* hook runs when the process gets this signal (Linux); false when it cannot
+ * be caught (a bad number, or a platform without signals: Windows). */
+bool platform_on_signal(int signal, void (*hook)(void));
 void platform_exit_now(int status) __attribute__((noreturn));
 
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */

@@ -474,6 +474,12 @@ void platform_abort(void) {
 
 /* Like _exit: no atexit handlers, no DLL detach. (ExitProcess only in case
  * TerminateProcess came back.) */
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  (void)signal;
+  (void)hook;
+  return false; /* no user signals: brisk_heap_profile_dump instead */
+}
+
 void platform_exit_now(int status) {
   TerminateProcess(GetCurrentProcess(), (UINT)status);
   ExitProcess((UINT)status);
