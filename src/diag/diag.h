@@ -120,7 +120,10 @@ INTERNAL void stats_usage_get(stats_usage *usage);
 INTERNAL void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena);
 
 /* ---- leaks.c ------------------------------------------------------------------------------ */
-INTERNAL void leaks_report(void);
+/* The leak report (BRISK_LEAKS_FILE, BRISK_LEAKS_SUPPRESS); whether the
+ * program leaked (blocks left that are neither the C library's nor
+ * suppressed). */
+INTERNAL bool leaks_report(void);
 
 /* ---- heap_profile.c: sampled allocations (BRISK_HEAP_PROFILE) ------------------------------ */
 /* malloc_slow's allocation while heap_sampling is on. */

@@ -255,6 +255,18 @@ void platform_close(int fd) {
   close(fd);
 }
 
+long platform_read_file(const char *path, char *text, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < size && (n = read(fd, text + length, size - 1 - length)) > 0)
+    length += (size_t)n;
+  close(fd);
+  text[length] = 0;
+  return (long)length;
+}
+
 /* "Key:   N kB" from /proc/self/status, in bytes. */
 static uint64_t status_kb(const char *text, const char *key) {
   const char *at = strstr(text, key);

@@ -257,6 +257,9 @@ void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
 int platform_open_output(const char *path);
 void platform_close(int fd);
+/* Reads up to size - 1 bytes of the file into text, NUL-terminated; the
+ * length, or -1 with errno set. */
+long platform_read_file(const char *path, char *text, size_t size);
 /* Resident set size now and at its peak, in bytes (0 when unknown). */
 void platform_resident(uint64_t *current, uint64_t *peak);
 int platform_pid(void);
