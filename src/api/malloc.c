@@ -13,8 +13,17 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
   }
   if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
-  if (unlikely(heap_sampling)) return heap_profile_malloc(heap, size, zero);
+  if (unlikely(heap_sampling) && !SAMPLING_ON_FAST_PATH)
+    return heap_profile_malloc(heap, size, zero);
   return alloc_sized(heap, size, zero);
+}
+
+NOINLINE void *malloc_sampled(size_t size, bool zero) {
+  heap_t *heap = heap_for_this_thread();
+  if (heap != NULL && heap != &heap_reporting && heap_sampling)
+    return heap_profile_malloc(heap, size, zero); /* counts the bytes down itself */
+  if (!heap_sampling) thread_word_set(THREAD_SAMPLE, UINTPTR_MAX); /* never due again */
+  return malloc_slow(size, zero);
 }
 
 /* A block past the direct sizes, routed here (size_range_of) with no more
@@ -67,7 +76,10 @@ void *brisk_calloc(size_t count, size_t size) {
   }
   /* Past the direct sizes every block comes from the slow path anyway,
    * which knows when it is zero already (huge blocks: fresh mappings). */
-  if (total > DIRECT_MAX) return malloc_past_direct(total, true);
+  if (total > DIRECT_MAX) {
+    SAMPLE_POINT(total, true);
+    return malloc_past_direct(total, true);
+  }
   void *p = fast_malloc(total);
   if (likely(p != NULL)) memset(p, 0, total);
   return p;

@@ -158,8 +158,14 @@ DIAG_FLAG(profile_on);
  * their fast paths; a sampled block is served from the arena or huge range,
  * whose frees all reach free_unusual, which tells hooks.sampled_free. */
 DIAG_FLAG(heap_sampling);
-/* Allocations take the slow path: diag_counting or heap_sampling. */
+/* Allocations take the slow path: diag_counting, or heap_sampling where
+ * the fast path does not count down to samples itself. */
 DIAG_FLAG(allocs_take_long_way);
+#ifdef BRISK_SAMPLING_FAST_PATH
+#define SAMPLING_ON_FAST_PATH 1 /* libbrisk-heapprof.so (api/fast_path.h) */
+#else
+#define SAMPLING_ON_FAST_PATH 0
+#endif
 /* Whether every free that reaches free_slow must take its long way: a
  * diagnostic mode counts or profiles frees (set at start-up), or a report is
  * on its way (set for good by its thread, whose frees are then dropped).

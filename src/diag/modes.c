@@ -19,7 +19,7 @@ void diag_init(void) {
   if (option_text(OPTION_HEAP_PROFILE) != NULL && diag_counting)
     msg_printf(2, "brisk: warning: BRISK_HEAP_PROFILE is off while BRISK_STATS, BRISK_LEAKS or "
                   "BRISK_CHECK is on (run them apart)\n");
-  allocs_take_long_way = diag_counting || heap_sampling;
+  allocs_take_long_way = diag_counting || (heap_sampling && !SAMPLING_ON_FAST_PATH);
   if (!option_get(OPTION_LEAKS) &&
       (option_text(OPTION_LEAKS_FILE) || option_text(OPTION_LEAKS_SUPPRESS) ||
        option_get(OPTION_LEAKS_EXITCODE)))
