@@ -14,12 +14,9 @@
  * heap profile samples on malloc_slow (diag/heap_profile.c). */
 #ifdef BRISK_SAMPLING_FAST_PATH
 static inline bool sample_due(size_t size) {
-  uintptr_t left = thread_word(THREAD_SAMPLE);
-  if (likely(left > size)) {
-    thread_word_set(THREAD_SAMPLE, left - size);
-    return false;
-  }
-  return true;
+  intptr_t left = (intptr_t)thread_word(THREAD_SAMPLE) - (intptr_t)size;
+  thread_word_set(THREAD_SAMPLE, (uintptr_t)left);
+  return left < 0;
 }
 #define SAMPLE_POINT(size, zero)                                                                   \
   do {                                                                                             \

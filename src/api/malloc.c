@@ -21,8 +21,8 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
 NOINLINE void *malloc_sampled(size_t size, bool zero) {
   heap_t *heap = heap_for_this_thread();
   if (heap != NULL && heap != &heap_reporting && heap_sampling)
-    return heap_profile_malloc(heap, size, zero); /* counts the bytes down itself */
-  if (!heap_sampling) thread_word_set(THREAD_SAMPLE, UINTPTR_MAX); /* never due again */
+    return heap_profile_due(heap, size, zero);
+  if (!heap_sampling) thread_word_set(THREAD_SAMPLE, INTPTR_MAX); /* never due again */
   return malloc_slow(size, zero);
 }
 

@@ -126,7 +126,11 @@ INTERNAL void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena)
 INTERNAL bool leaks_report(void);
 
 /* ---- heap_profile.c: sampled allocations (BRISK_HEAP_PROFILE) ------------------------------ */
-/* malloc_slow's allocation while heap_sampling is on. */
+/* An allocation whose size took the thread's countdown (THREAD_SAMPLE, its
+ * bytes left before the next sample) below zero; the word holds the result. */
+INTERNAL void *heap_profile_due(heap_t *heap, size_t size, bool zero);
+/* malloc_slow's allocation while heap_sampling is on (libbrisk.so, whose
+ * fast path does not count): counts down, then heap_profile_due. */
 INTERNAL void *heap_profile_malloc(heap_t *heap, size_t size, bool zero);
 INTERNAL void heap_profile_init(void);
 /* Writes the heap profile to path, or (NULL) to the setting's file numbered

@@ -79,7 +79,8 @@ static double one_minus_exp_neg(double x) {
   return 1.0 - e;
 }
 
-/* Bytes to the next sample: exponential, mean `rate`, at least 1. */
+/* Bytes to the next sample: exponential, mean `rate`, at least 1 (and
+ * below 2^62, so a countdown never wraps). */
 static uintptr_t next_interval(void) {
   uint64_t z = atomic_add_relaxed(&xseed, 0x9e3779b97f4a7c15ull) + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -167,16 +168,28 @@ static NOINLINE void *sample(heap_t *heap, size_t size, bool zero, uint32_t site
   return p;
 }
 
-void *heap_profile_malloc(heap_t *heap, size_t size, bool zero) {
+/* The thread's countdown went below zero with this allocation: the word
+ * holds (bytes left before it) - size. Bytes left are never 0 once drawn, so
+ * -size means none was drawn yet (the thread's first allocation). */
+void *heap_profile_due(heap_t *heap, size_t size, bool zero) {
   if (unlikely(in_diag() || live == NULL || totals == NULL)) return alloc_sized(heap, size, zero);
-  uintptr_t left = thread_word(THREAD_SAMPLE);
-  if (left == 0) left = next_interval(); /* the thread's first allocation */
-  if (likely(size < left)) {
-    thread_word_set(THREAD_SAMPLE, left - size);
-    return alloc_sized(heap, size, zero);
+  intptr_t word = (intptr_t)thread_word(THREAD_SAMPLE);
+  if (word + (intptr_t)size == 0) {
+    intptr_t left = (intptr_t)next_interval();
+    if ((intptr_t)size < left) {
+      thread_word_set(THREAD_SAMPLE, (uintptr_t)(left - (intptr_t)size));
+      return alloc_sized(heap, size, zero);
+    }
   }
   thread_word_set(THREAD_SAMPLE, next_interval());
   return sample(heap, size, zero, site_capture(0));
+}
+
+void *heap_profile_malloc(heap_t *heap, size_t size, bool zero) {
+  intptr_t left = (intptr_t)thread_word(THREAD_SAMPLE) - (intptr_t)size;
+  thread_word_set(THREAD_SAMPLE, (uintptr_t)left);
+  if (likely(left >= 0)) return alloc_sized(heap, size, zero);
+  return heap_profile_due(heap, size, zero);
 }
 
 /* ---- writing ------------------------------------------------------------------------ */
