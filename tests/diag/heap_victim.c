@@ -59,8 +59,8 @@ __attribute__((noinline)) static void *leak_small(void) {
 
 /* The API is looked up, so the program runs under any malloc. */
 static int dump(const char *path) {
-  int (*dump_now)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT,
-                                                               "brisk_heap_profile_dump");
+  int (*dump_now)(const char *) =
+      (int (*)(const char *))dlsym(RTLD_DEFAULT, "brisk_heap_profile_dump");
   if (dump_now == NULL) {
     fprintf(stderr, "brisk_heap_profile_dump not found\n");
     return 2;
