@@ -22,7 +22,8 @@ NOINLINE void *malloc_sampled(size_t size, bool zero) {
   heap_t *heap = heap_for_this_thread();
   if (heap != NULL && heap != &heap_reporting && heap_sampling)
     return heap_profile_due(heap, size, zero);
-  if (!heap_sampling) thread_word_set(THREAD_SAMPLE, INTPTR_MAX); /* never due again */
+  if (!heap_sampling) /* no heap profile: look again 2 GiB later (a 32-bit constant) */
+    thread_word_set(THREAD_SAMPLE, (uintptr_t)INT32_MAX);
   return malloc_slow(size, zero);
 }
 
