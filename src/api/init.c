@@ -23,6 +23,7 @@ static void fork_child(void) {
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();
+  heap_profile_after_fork();
 }
 
 static bool init_done; /* process_init_once ran to its end */

@@ -138,6 +138,8 @@ INTERNAL void heap_profile_init(void);
 INTERNAL bool heap_profile_dump(const char *path);
 /* At exit: the heap profile to the setting's file. */
 INTERNAL void heap_profile_report(void);
+/* In a forked child: the table's lock, whoever held it, is free. */
+INTERNAL void heap_profile_after_fork(void);
 
 /* ---- profile.c: sampled slow-path events --------------------------------------------------- */
 /* hooks.event while profile_on is set. */

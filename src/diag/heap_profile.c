@@ -317,6 +317,10 @@ bool heap_profile_dump(const char *path) {
   return write_profile(file, atomic_add_relaxed(&xdumps, 1) + 1);
 }
 
+void heap_profile_after_fork(void) {
+  platform_lock_reset(&lock);
+}
+
 void heap_profile_report(void) {
   write_profile(option_text(OPTION_HEAP_PROFILE), 0);
 }
