@@ -79,6 +79,14 @@ BRISK_API void brisk_collect(void);
  * and debugging: it walks every free list and every arena chunk. */
 BRISK_API int brisk_heap_check(void);
 
+/* Writes the heap profile now, when the program runs with BRISK_HEAP_PROFILE
+ * set: to path, in pprof's format (gzipped profile.proto), with folded stacks
+ * for flame graphs beside it (path less a ".pb.gz" ending, plus
+ * ".inuse.folded" and ".alloc.folded"); with path NULL, to the setting's file
+ * numbered .1, .2, ... Returns 0, or -1 with errno set: EINVAL when the heap
+ * profile is off, else why the file could not be written. */
+BRISK_API int brisk_heap_profile_dump(const char *path);
+
 /* Process-wide memory figures, all in bytes. Cheap: read from counters the
  * OS layer keeps, never by walking the heap. */
 typedef struct brisk_memory_info {

@@ -5,7 +5,8 @@
 # command, and CMake only checks and says what is missing.
 #
 #   scripts/install-deps.sh base      python3, which ./brisk's commands run on
-#   scripts/install-deps.sh test      everything `./brisk test` needs (the default)
+#   scripts/install-deps.sh test      everything `./brisk test` needs (the default), with
+#                                     pprof and inferno-flamegraph (install-profile-tools.sh)
 #   scripts/install-deps.sh bench     what `./brisk bench` needs to build, plus the
 #                                     peer allocators and the chart library if it can
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
@@ -50,6 +51,13 @@ case "$mode" in
 esac
 
 say() { echo "install-deps: $*" >&2; }
+# The test mode also installs pprof and inferno-flamegraph, which Debian does
+# not package, from the Go module proxy and crates.io (the heap profile's tests
+# read brisk's profiles with them; they are skipped, with the reason, without).
+extras() {
+  [ "$mode" = test ] && sh "$(dirname "$0")/install-profile-tools.sh"
+  return 0
+}
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # Not Debian: nothing to check against; the build names what it misses.
@@ -68,7 +76,7 @@ missing() { # packages...: those not installed, on one line
 need=$(missing $required)
 # shellcheck disable=SC2086
 want=$(missing $optional)
-[ -z "$need$want" ] && exit 0
+[ -z "$need$want" ] && { extras; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
   [ -n "$want" ] && say "optional packages missing (not root, not installed): $want"
@@ -112,4 +120,5 @@ for package in $want; do
     *) say "could not install $package: the benchmark will run without that allocator" ;;
   esac
 done
+extras
 exit 0

@@ -23,6 +23,7 @@ static void fork_child(void) {
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();
+  heap_profile_after_fork();
 }
 
 static bool init_done; /* process_init_once ran to its end */
@@ -59,7 +60,7 @@ heap_t *heap_first_use(void) {
  * use loads libgcc_s, which allocates, which must find brisk initialised. */
 bool process_start(void) {
   if (!process_init()) return false;
-  if (diag_counting || profile_on) sites_warm_up();
+  if (diag_counting || profile_on || heap_sampling) sites_warm_up();
   return true;
 }
 
@@ -74,6 +75,10 @@ PLATFORM_PROCESS_HOOKS(process_start, process_stop)
 
 const char *brisk_version(void) {
   return BRISK_VERSION_STRING;
+}
+
+int brisk_heap_profile_dump(const char *path) {
+  return heap_profile_dump(path) ? 0 : -1;
 }
 
 void brisk_collect(void) {

@@ -153,6 +153,19 @@ INTERNAL void assert_failed(const char *condition, const char *file, int line)
 DIAG_FLAG(diag_counting);
 /* profile_on: slow-path events are reported to hooks.event. */
 DIAG_FLAG(profile_on);
+/* heap_sampling: the heap profile samples allocations. Every malloc then
+ * reaches malloc_slow (heaps keep their direct slots empty), frees stay on
+ * their fast paths; a sampled block is served from the arena or huge range,
+ * whose frees all reach free_unusual, which tells hooks.sampled_free. */
+DIAG_FLAG(heap_sampling);
+/* Allocations take the slow path: diag_counting, or heap_sampling where
+ * the fast path does not count down to samples itself. */
+DIAG_FLAG(allocs_take_long_way);
+#ifdef BRISK_SAMPLING_FAST_PATH
+#define SAMPLING_ON_FAST_PATH 1 /* libbrisk-heapprof.so (api/fast_path.h) */
+#else
+#define SAMPLING_ON_FAST_PATH 0
+#endif
 /* Whether every free that reaches free_slow must take its long way: a
  * diagnostic mode counts or profiles frees (set at start-up), or a report is
  * on its way (set for good by its thread, whose frees are then dropped).
@@ -176,6 +189,8 @@ typedef struct core_hooks {
   void (*before_free)(segment_t *segment, page_t *page, void *p);
   /* profile_on: a slow-path event happened on this thread. */
   void (*event)(profile_event kind);
+  /* heap_sampling: an arena or huge block is being freed (or resized). */
+  void (*sampled_free)(void *p);
 } core_hooks;
 INTERNAL extern core_hooks hooks;
 
@@ -282,6 +297,12 @@ typedef enum option_id {
   OPTION_PROFILE,
   OPTION_PROFILE_FILE, /* text */
   OPTION_PROFILE_RATE,
+  OPTION_HEAP_PROFILE,        /* text: the file, or NULL when off */
+  OPTION_HEAP_PROFILE_RATE,   /* bytes between samples, on average */
+  OPTION_HEAP_PROFILE_SIGNAL, /* 0 or a signal number */
+  OPTION_LEAKS_FILE,          /* text */
+  OPTION_LEAKS_EXITCODE,      /* 0: the exit status stays */
+  OPTION_LEAKS_SUPPRESS,      /* text */
   OPTION_CHECK,
   OPTION_BACKGROUND,
   OPTION_HUGE_PAGES,
@@ -299,9 +320,10 @@ INTERNAL const char *option_text(option_id id);
 /* What brisk keeps per thread besides its heap: whether a report (or
  * diagnostic bookkeeping) runs on the thread, so that the allocations it
  * makes are not themselves diagnosed; and the profile's count of events not
- * yet traced (diag/profile.c). In the platform's thread-local words where it
+ * yet traced (diag/profile.c); and the heap profile's bytes left before its
+ * next sample (diag/heap_profile.c). In the platform's thread-local words where it
  * has them (platform.h), else in a _Thread_local array (report.c). */
-enum thread_word { THREAD_HEAP, THREAD_IN_DIAG, THREAD_PROFILE, THREAD_WORD_COUNT };
+enum thread_word { THREAD_HEAP, THREAD_IN_DIAG, THREAD_PROFILE, THREAD_SAMPLE, THREAD_WORD_COUNT };
 _Static_assert(THREAD_WORD_COUNT <= PLATFORM_TLS_COUNT, "the platform keeps too few words");
 #ifdef PLATFORM_TLS_WORDS
 static inline uintptr_t thread_word(enum thread_word word) {

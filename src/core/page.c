@@ -79,7 +79,7 @@ static void queue_remove(page_queue_t *queue, page_t *page) {
 
 /* The fast path's view of a class: direct[] points at its first page. */
 static void direct_update(heap_t *heap, unsigned size_class) {
-  if (diag_counting) return; /* its fast path stays empty */
+  if (allocs_take_long_way) return; /* its fast path stays empty */
   unsigned first, last;
   size_class_direct_slots(size_class, &first, &last);
   page_t *page = heap->queues[size_class].first;

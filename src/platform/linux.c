@@ -255,6 +255,18 @@ void platform_close(int fd) {
   close(fd);
 }
 
+long platform_read_file(const char *path, char *text, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < size && (n = read(fd, text + length, size - 1 - length)) > 0)
+    length += (size_t)n;
+  close(fd);
+  text[length] = 0;
+  return (long)length;
+}
+
 /* "Key:   N kB" from /proc/self/status, in bytes. */
 static uint64_t status_kb(const char *text, const char *key) {
   const char *at = strstr(text, key);
@@ -292,4 +304,22 @@ void platform_abort(void) {
 
 void platform_exit_now(int status) {
   _exit(status);
+}
+
+static void (*signal_hook)(void);
+
+static void on_signal(int signal) {
+  (void)signal;
+  if (signal_hook != NULL) signal_hook();
+}
+
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  if (signal <= 0 || signal >= NSIG || signal == SIGKILL || signal == SIGSTOP) return false;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  signal_hook = hook;
+  return sigaction(signal, &action, NULL) == 0;
 }

@@ -180,7 +180,7 @@ static inline void platform_lock_reset(platform_lock_t *lock) {
  * read or written with one instruction: on Windows, TlsAlloc slots read
  * straight from the thread's TEB. A word reads 0 in a thread that has not
  * written it. Elsewhere brisk uses the compiler's _Thread_local. */
-#define PLATFORM_TLS_COUNT 3
+#define PLATFORM_TLS_COUNT 4
 /* Sets the words up, once, at process start; false when the OS has no room
  * for them (Windows: no TEB slot free among the 64). Nothing to do, and
  * true, without PLATFORM_TLS_WORDS. */
@@ -257,6 +257,9 @@ void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
 int platform_open_output(const char *path);
 void platform_close(int fd);
+/* Reads up to size - 1 bytes of the file into text, NUL-terminated; the
+ * length, or -1 with errno set. */
+long platform_read_file(const char *path, char *text, size_t size);
 /* Resident set size now and at its peak, in bytes (0 when unknown). */
 void platform_resident(uint64_t *current, uint64_t *peak);
 int platform_pid(void);
@@ -264,6 +267,9 @@ int platform_pid(void);
 const char *platform_program_name(void);
 const char *platform_program_short_name(void);
 void platform_abort(void) __attribute__((noreturn));
+/* hook runs when the process gets this signal (Linux); false when it cannot
+ * be caught (a bad number, or a platform without signals: Windows). */
+bool platform_on_signal(int signal, void (*hook)(void));
 void platform_exit_now(int status) __attribute__((noreturn));
 
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */

@@ -417,6 +417,23 @@ void platform_close(int fd) {
   CloseHandle(handle_of(fd));
 }
 
+long platform_read_file(const char *path, char *text, size_t size) {
+  HANDLE handle = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING,
+                              FILE_ATTRIBUTE_NORMAL, NULL);
+  if (handle == INVALID_HANDLE_VALUE) {
+    errno = ENOENT;
+    return -1;
+  }
+  size_t length = 0;
+  DWORD n;
+  while (length + 1 < size &&
+         ReadFile(handle, text + length, (DWORD)(size - 1 - length), &n, NULL) && n > 0)
+    length += n;
+  CloseHandle(handle);
+  text[length] = 0;
+  return (long)length;
+}
+
 void platform_resident(uint64_t *current, uint64_t *peak) {
   PROCESS_MEMORY_COUNTERS counters;
   *current = *peak = 0;
@@ -474,6 +491,12 @@ void platform_abort(void) {
 
 /* Like _exit: no atexit handlers, no DLL detach. (ExitProcess only in case
  * TerminateProcess came back.) */
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  (void)signal;
+  (void)hook;
+  return false; /* no user signals: brisk_heap_profile_dump instead */
+}
+
 void platform_exit_now(int status) {
   TerminateProcess(GetCurrentProcess(), (UINT)status);
   ExitProcess((UINT)status);

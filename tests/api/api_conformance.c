@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #ifndef _WIN32
@@ -782,6 +783,16 @@ static void test_collect(void) {
   }
 }
 
+/* Without BRISK_HEAP_PROFILE there is no heap profile to write: a clear
+ * error, not a file. (With it, tests/diag/run_diag_tests.py checks the files.) */
+static void test_heap_profile_dump_off(void) {
+  if (getenv("BRISK_HEAP_PROFILE") != NULL) return;
+  errno = 0;
+  CHECK(A_HEAP_PROFILE_DUMP("api-conformance-heap.pb.gz") == -1);
+  CHECK_MSG(errno == EINVAL, "errno %d, expected EINVAL", errno);
+  CHECK(access("api-conformance-heap.pb.gz", F_OK) != 0);
+}
+
 int main(void) {
   page = test_page_size();
   api_init();
@@ -805,5 +816,6 @@ int main(void) {
   test_owns();
   test_memory_info();
   test_collect();
+  test_heap_profile_dump_off();
   return test_finish();
 }
