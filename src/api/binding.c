@@ -22,6 +22,14 @@ void brisk_binding_done(void) {
   process_stop();
 }
 
+int brisk_binding_traces(void) {
+  return process_init() && diag_tracks_sites() ? 1 : 0;
+}
+
+void brisk_binding_trace_block(void *block, void *frame) {
+  diag_retrace(block, frame);
+}
+
 static void count_in(heap_t *heap, ptrdiff_t change) {
   counter_add(heap->counters.binding_bytes, (int64_t)change);
 }

@@ -269,9 +269,19 @@ void platform_exit_now(int status) __attribute__((noreturn));
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */
 /* Return addresses of the calling thread's stack, innermost first. */
 int platform_backtrace(void **frames, int max);
+/* The same from a frame pointer of the calling thread (code that keeps frame
+ * pointers and no unwind tables: Free Pascal's): the return address beside
+ * each saved frame pointer, following the chain while it stays inside the
+ * thread's stack and goes up it. */
+int platform_frame_walk(void *frame, void **frames, int max);
 /* When address lies in a shared library or DLL (not the program itself),
  * the bounds of that library's code; false otherwise. */
 bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end);
+/* Whether the size bytes at address lie in the loaded image of the program
+ * or of a library (its constant or static data, or its code), so that
+ * reading them cannot fault: what a diagnostic checks before it follows a
+ * pointer it found in a block. */
+bool platform_image_contains(const void *address, size_t size);
 /* Names every frame of a report at once (an expensive step, batched). */
 void platform_symbols_prepare(void *const *frames, size_t count);
 /* "function (file:line)" for a return address, as well as it can be named
