@@ -162,6 +162,10 @@ BRISK_API void brisk_binding_done(void);
  * the frame pointer of its own entry, and the block's allocation site
  * becomes the stack from there. */
 BRISK_API int brisk_binding_traces(void);
+/* Writes text where brisk's own messages go: standard error, or, for a
+ * program without one (a Windows GUI program), PROGRAM.brisk.log beside the
+ * executable. BriskMM's messages go through it. */
+BRISK_API void brisk_binding_message(const char *text);
 BRISK_API void brisk_binding_trace_block(void *block, void *frame);
 
 /* ---- statistics ---------------------------------------------------------

@@ -200,6 +200,7 @@ function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl;
   external BriskLibName name 'brisk_memory_info_get';
 function brisk_binding_init: LongInt; cdecl; external BriskLibName name 'brisk_binding_init';
 function brisk_binding_traces: LongInt; cdecl; external BriskLibName name 'brisk_binding_traces';
+procedure brisk_binding_message(Text: PAnsiChar); cdecl; external BriskLibName name 'brisk_binding_message';
 procedure brisk_binding_trace_block(Block, Frame: Pointer); cdecl;
   external BriskLibName name 'brisk_binding_trace_block';
 {$IFDEF MSWINDOWS}
@@ -244,6 +245,7 @@ procedure brisk_collect; cdecl; external name 'brisk_collect';
 function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; external name 'brisk_memory_info_get';
 function brisk_binding_init: LongInt; cdecl; external name 'brisk_binding_init';
 function brisk_binding_traces: LongInt; cdecl; external name 'brisk_binding_traces';
+procedure brisk_binding_message(Text: PAnsiChar); cdecl; external name 'brisk_binding_message';
 procedure brisk_binding_trace_block(Block, Frame: Pointer); cdecl; external name 'brisk_binding_trace_block';
 {$IFDEF MSWINDOWS}
 procedure brisk_binding_done; cdecl; external name 'brisk_binding_done';
@@ -272,13 +274,30 @@ begin
   end;
 end;
 
+{ Writes one line where brisk's own messages go: standard error, or for a
+  program without one (a Windows GUI program) PROGRAM.brisk.log beside the
+  executable, where the RTL's ErrOutput would lose it. No heap is used. }
+procedure Say(const Line: ShortString);
+var
+  Text: array[0..257] of AnsiChar;
+begin
+  Move(Line[1], Text[0], Length(Line));
+  Text[Length(Line)] := #10;
+  Text[Length(Line) + 1] := #0;
+  brisk_binding_message(@Text[0]);
+end;
+
+function Decimal(Value: NativeUInt): ShortString;
+begin
+  Str(Value, Result);
+end;
+
 procedure ReportForeign(const Operation: ShortString; P: Pointer);
 begin
-  Writeln(ErrOutput, 'BriskMM: ', Operation, ' was given pointer $', PointerHex(P),
+  Say('BriskMM: ' + Operation + ' was given pointer $' + PointerHex(P) +
     ', which brisk did not allocate.');
-  Writeln(ErrOutput, 'BriskMM: memory from another memory manager (or a pointer that was never',
+  Say('BriskMM: memory from another memory manager (or a pointer that was never' +
     ' allocated) reached BriskMM; is BriskMM the first unit in the program''s uses clause?');
-  Flush(ErrOutput);
 end;
 
 function CurrentInfo: TBriskMemoryInfo;
@@ -290,10 +309,9 @@ end;
 
 procedure NotFirst(const Reason, Rule: ShortString);
 begin
-  Writeln(ErrOutput, 'BriskMM: ', Reason);
-  Writeln(ErrOutput, 'BriskMM: BriskMM must be the first unit in the program''s uses clause', Rule, '.');
-  Writeln(ErrOutput, 'BriskMM: the program stops here, before anything was mixed between memory managers.');
-  Flush(ErrOutput);
+  Say('BriskMM: ' + Reason);
+  Say('BriskMM: BriskMM must be the first unit in the program''s uses clause' + Rule + '.');
+  Say('BriskMM: the program stops here, before anything was mixed between memory managers.');
   Halt(BriskExitNotFirst);
 end;
 
@@ -303,8 +321,7 @@ begin
 {$IF DEFINED(MSWINDOWS) OR (DEFINED(FPC) AND NOT DEFINED(BRISK_SHARED))}
   if brisk_binding_init = 0 then
   begin
-    Writeln(ErrOutput, 'BriskMM: brisk could not set itself up; the program stops before it allocates.');
-    Flush(ErrOutput);
+    Say('BriskMM: brisk could not set itself up; the program stops before it allocates.');
     Halt(BriskExitInitFailed);
   end;
 {$IFEND}
@@ -377,9 +394,8 @@ begin
     BriskForeignMemSize: ForeignPointer('MemSize', P);
     BriskSizePastBlock:
       begin
-        Writeln(ErrOutput, 'BriskMM: FreeMem(P, ', Size, ') on pointer $', PointerHex(P),
-          ', a block of only ', brisk_usable_size(P), ' bytes.');
-        Flush(ErrOutput);
+        Say('BriskMM: FreeMem(P, ' + Decimal(Size) + ') on pointer $' + PointerHex(P) +
+          ', a block of only ' + Decimal(brisk_usable_size(P)) + ' bytes.');
         HandleError(204);
       end;
   end;

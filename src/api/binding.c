@@ -22,6 +22,10 @@ void brisk_binding_done(void) {
   process_stop();
 }
 
+void brisk_binding_message(const char *text) {
+  if (text != NULL) platform_write(2, text, strlen(text));
+}
+
 int brisk_binding_traces(void) {
   return process_init() && diag_tracks_sites() ? 1 : 0;
 }

@@ -252,7 +252,10 @@ const char *platform_getenv(const char *name);
 /* The environment as NAME=value strings, ending with NULL. */
 const char *const *platform_environment(void);
 /* Writes all of text to fd (retrying short writes); never allocates. fd 1
- * and 2 are standard output and error everywhere. */
+ * and 2 are standard output and error everywhere. What goes to fd 2 goes
+ * to PROGRAM.brisk.log beside the executable (PROGRAM.exe -> PROGRAM.brisk.log
+ * on Windows), created at the first message, in a program without a console:
+ * a Windows GUI program, or one whose standard error is closed. */
 void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
 int platform_open_output(const char *path);

@@ -21,10 +21,10 @@ int platform_backtrace(void **frames, int max) {
 }
 
 /* x64 frame: [frame] = the caller's frame pointer, [frame + 8] = the return
- * address; the thread's stack is the one its TIB names. */
+ * address; inside the thread's stack. */
 int platform_frame_walk(void *frame, void **frames, int max) {
-  const NT_TIB *tib = (const NT_TIB *)NtCurrentTeb();
-  uintptr_t low = (uintptr_t)tib->StackLimit, high = (uintptr_t)tib->StackBase;
+  ULONG_PTR low, high;
+  GetCurrentThreadStackLimits(&low, &high);
   uintptr_t at = (uintptr_t)frame, below = 0;
   int count = 0;
   while (count < max && at > below && at % sizeof(void *) == 0 && at >= low &&
