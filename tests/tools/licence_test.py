@@ -15,7 +15,7 @@ TAG = "SPDX-License-Identifier: MIT"
 SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".py", ".sh", ".cmake", ".pas", ".inc",
                    ".lpk", ".lpr", ".def", ".map", ".sql", ".in", ".rs")
 SOURCE_NAMES = {"CMakeLists.txt", "Makefile", "brisk", "run", "Cargo.toml"}
-SKIP_DIRS = {".git", "corpus", "examples-out"}
+SKIP_DIRS = {".git", "corpus", "examples-out", ".cache"}  # .cache: downloads, others' sources
 # A file a tool writes and rewrites as it wants it: Lazarus regenerates a
 # package's main unit (pascal/brisk.pas) whenever its text differs.
 GENERATED = "{ This file was automatically created by Lazarus. Do not edit!"
