@@ -165,7 +165,7 @@ def parse_args(argv):
     args.alloc = _parse_alloc(parser, args.alloc)
     args.only = _csv_list(args.only)
     known = [w.name for w in bench_workloads.WORKLOADS] + [
-        f"pascal-lines-{r}" for r in ("readln", "stream")] + ["pascal-objects"]
+        f"pascal-lines-{r}" for r in ("readln", "stream")] + ["pascal-objects", "pascal-pipeline"]
     unknown = [w for w in args.only if w not in known]
     if unknown:
         parser.error(f"--only: unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
