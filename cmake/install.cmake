@@ -78,5 +78,5 @@ configure_file(cmake/brisk-command.sh.in ${PROJECT_BINARY_DIR}/install/brisk @ON
 install(PROGRAMS ${PROJECT_BINARY_DIR}/install/brisk DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES tools/brisk_command.py tools/brisk_run.py tools/brisk_options.py
   DESTINATION ${BRISK_INSTALL_TOOLSDIR})
-install(FILES pascal/BriskMM.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
+install(FILES pascal/BriskMM.pas pascal/brisk.lpk pascal/brisk.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
 install(FILES LICENSE README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -163,6 +163,18 @@ BRISK_API int brisk_binding_init(void);
  * reports at exit do nothing. Needed where no C destructor runs at exit:
  * the same programs as brisk_binding_init (BriskMM calls it last). */
 BRISK_API void brisk_binding_done(void);
+/* Call sites for code that keeps frame pointers but no unwind tables (Free
+ * Pascal's), which the C library's unwinder cannot walk: when
+ * brisk_binding_traces() is non-zero (BRISK_LEAKS or BRISK_CHECK), the
+ * binding calls brisk_binding_trace_block right after each allocation, with
+ * the frame pointer of its own entry, and the block's allocation site
+ * becomes the stack from there. */
+BRISK_API int brisk_binding_traces(void);
+/* Writes text where brisk's own messages go: standard error, or, for a
+ * program without one (a Windows GUI program), PROGRAM.brisk.log beside the
+ * executable. BriskMM's messages go through it. */
+BRISK_API void brisk_binding_message(const char *text);
+BRISK_API void brisk_binding_trace_block(void *block, void *frame);
 
 /* ---- statistics ---------------------------------------------------------
  * Per-call counts (mallocs, frees, per size class) are kept only while a

@@ -118,6 +118,17 @@ foreach(form "" _shared)
     LABELS "pascal;windows;diag" TIMEOUT 120)
 endforeach()
 
+# A GUI program has no standard error: the leak report, and BriskMM's own
+# message (not first, under -gh), go to gui_leak.brisk.log beside it.
+brisk_fpc_win64(gui_leak ${brisk_pascal_tests}/gui_leak.pas ${brisk_win64_tests})
+brisk_fpc_win64(gui_leak_heaptrc ${brisk_pascal_tests}/gui_leak.pas ${brisk_win64_tests} -gh)
+add_test(NAME pascal_win64_gui_log COMMAND ${brisk_pascal_tests}/gui_log.sh
+  ${brisk_win64_tests}/gui_leak.exe 0 "^brisk:     \\(an object of class TGuiLeak\\)" ${wine})
+add_test(NAME pascal_win64_gui_log_message COMMAND ${brisk_pascal_tests}/gui_log.sh
+  ${brisk_win64_tests}/gui_leak_heaptrc.exe 3 "^BriskMM: another memory manager" ${wine})
+set_tests_properties(pascal_win64_gui_log pascal_win64_gui_log_message PROPERTIES
+  LABELS "pascal;windows;diag" TIMEOUT 120)
+
 # --- the Pascal workloads, with FPC's heap, msvcrt's malloc (cmem) and brisk ----
 if(NOT EXISTS ${brisk_pascal_bench}/lines.pas)
   return()

@@ -24,10 +24,13 @@ set -eu
 base="python3"
 # What building brisk and its Free Pascal unit takes (the tests enable C++ too).
 build="cmake ninja-build make gcc g++ pkg-config binutils fp-compiler fp-units-rtl fp-units-fcl"
+# lazbuild and the prebuilt LCL (GTK 2) for the Lazarus package's tests; the LCL
+# units need fp-units-misc (the chm units), which lcl-units does not pull in.
+lazarus="lcl-utils lcl-units fp-units-misc"
 # libclang-rt-14-dev holds the sanitizer runtimes: clang only recommends it, so
 # an install without recommends leaves the ThreadSanitizer build unable to link.
 # git makes the source tarball (scripts/package.sh), which the package stage builds.
-test="$base $build clang libclang-rt-14-dev clang-format sqlite3 git"
+test="$base $build $lazarus clang libclang-rt-14-dev clang-format sqlite3 git"
 peers="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2"
 chart="python3-matplotlib"
 # The Win64 cross compiler, Wine to run its programs, and the Free Pascal

@@ -22,6 +22,18 @@ void brisk_binding_done(void) {
   process_stop();
 }
 
+void brisk_binding_message(const char *text) {
+  if (text != NULL) platform_write(2, text, strlen(text));
+}
+
+int brisk_binding_traces(void) {
+  return process_init() && diag_tracks_sites() ? 1 : 0;
+}
+
+void brisk_binding_trace_block(void *block, void *frame) {
+  diag_retrace(block, frame);
+}
+
 static void count_in(heap_t *heap, ptrdiff_t change) {
   counter_add(heap->counters.binding_bytes, (int64_t)change);
 }

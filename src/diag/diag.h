@@ -15,6 +15,8 @@
 INTERNAL void sites_warm_up(void);
 /* The caller's call site (a stack trace kept once), 0 when unknown. */
 INTERNAL uint32_t site_capture(unsigned skip);
+/* The site of a stack the caller captured itself (diag_retrace), 0 when unknown. */
+INTERNAL uint32_t site_of_frames(void *const *frames, int count);
 /* A profile event's site: kind >= 0 marks it as an event, not an allocation. */
 INTERNAL uint32_t site_capture_kind(unsigned skip, int kind);
 INTERNAL void site_note(uint32_t site, uint64_t count, uint64_t bytes);
@@ -103,6 +105,10 @@ INTERNAL size_t diag_usable_size(const void *p);
 INTERNAL void diag_before_free(segment_t *segment, page_t *page, void *p);
 /* Whether blocks record their allocation site (leaks, checked mode). */
 INTERNAL void diag_track_sites(bool on);
+INTERNAL bool diag_tracks_sites(void);
+/* Sets the allocation site of the live block p from the stack that starts at
+ * frame, a frame pointer of code with no unwind tables (Free Pascal's). */
+INTERNAL void diag_retrace(void *p, void *frame);
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 INTERNAL void stats_report_at_exit(void);

@@ -12,7 +12,11 @@
  * buffer allocator (_IO_file_doallocate), or by the dynamic loader, or inside
  * a C library function the program called that keeps data for the process
  * (setlocale, newlocale, tzset and the time functions that call it, dlopen,
- * dlerror, the name-service functions). */
+ * dlerror, the name-service functions).
+ *
+ * A group of Free Pascal objects is named by class: a block whose first word
+ * points to a Free Pascal VMT in the program's image (or a library's) whose
+ * instance size is the block's size, as TObject.NewInstance allocates it. */
 #include "diag.h"
 
 #include <errno.h>
@@ -25,11 +29,55 @@ typedef struct leak_totals {
   uint64_t bytes;
 } leak_totals;
 
+typedef struct site_class {
+  const uint8_t *name; /* a ShortString in the program's image; NULL: none found */
+  uint64_t objects;    /* blocks of the site that are objects of that class */
+  uint32_t misses;     /* blocks looked at before one was an object */
+} site_class;
+
+/* A site whose first blocks are no objects is not looked at further: the
+ * check walks the loaded images, and a C program may leak millions. */
+#define CLASS_MISSES_MAX 4
+
 typedef struct leak_walk {
   leak_totals all;          /* blocks of the program's and the C library's */
   leak_totals unattributed; /* no call site was recorded */
   leak_totals brisk;        /* brisk's diagnostics' own (not counted) */
+  site_class *classes;      /* per site: the class of its first object found */
 } leak_walk;
+
+/* Free Pascal's VMT (objpas: TVmt): the instance size, its negation, the
+ * parent, then the class name as a ShortString pointer. */
+typedef struct fpc_vmt {
+  intptr_t instance_size, instance_size_negated;
+  const void *parent;
+  const uint8_t *class_name;
+} fpc_vmt;
+
+static bool is_name_char(uint8_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '<' || c == '>' || c == ',';
+}
+
+/* The class name (a length byte, then the characters) of the Free Pascal
+ * object in this block, or NULL when it does not look like one. Every
+ * pointer is checked to lie in a loaded image before it is followed. */
+static const uint8_t *fpc_class_name(const void *block, uint64_t requested) {
+  if (requested < sizeof(void *)) return NULL;
+  const fpc_vmt *vmt = *(const fpc_vmt *const *)block;
+  if ((uintptr_t)vmt % sizeof(void *) != 0 || !platform_image_contains(vmt, sizeof *vmt))
+    return NULL;
+  if (vmt->instance_size != (intptr_t)requested ||
+      vmt->instance_size_negated != -vmt->instance_size)
+    return NULL;
+  const uint8_t *name = vmt->class_name;
+  if (name == NULL || !platform_image_contains(name, 1) || name[0] == 0 ||
+      !platform_image_contains(name, (size_t)name[0] + 1))
+    return NULL;
+  for (int i = 1; i <= name[0]; i++)
+    if (!is_name_char(name[i])) return NULL;
+  return name;
+}
 
 static void note_block(uint8_t *end, leak_walk *walk) {
   const diag_trailer_t *trailer = (const diag_trailer_t *)(end - sizeof(diag_trailer_t));
@@ -46,6 +94,16 @@ static void note_block(uint8_t *end, leak_walk *walk) {
     walk->unattributed.bytes += trailer->requested;
   }
   site_note(trailer->site, 1, trailer->requested);
+  if (walk->classes == NULL || trailer->site > SITE_CAPACITY) return;
+  site_class *class = &walk->classes[trailer->site - 1];
+  if (class->name == NULL && class->misses >= CLASS_MISSES_MAX) return;
+  const uint8_t *name = fpc_class_name((const void *)trailer->user, trailer->requested);
+  if (name == NULL) {
+    class->misses++;
+    return;
+  }
+  if (class->name == NULL) class->name = name;
+  if (class->name == name) class->objects++;
 }
 
 static void note_arena_block(uint8_t *block, size_t size, void *walk) {
@@ -189,6 +247,18 @@ static void print_group(int fd, int number, uint64_t bytes, uint64_t blocks, con
              (unsigned long long)blocks, blocks_word(blocks), where);
 }
 
+static void print_class(int fd, const site_class *class, uint64_t blocks) {
+  char name[256];
+  memcpy(name, class->name + 1, class->name[0]);
+  name[class->name[0]] = 0;
+  if (class->objects == blocks)
+    msg_printf(fd, "brisk:     (%s of class %s)\n", class->objects == 1 ? "an object" : "objects",
+               name);
+  else
+    msg_printf(fd, "brisk:     (%llu of the %llu blocks: objects of class %s)\n",
+               (unsigned long long)class->objects, (unsigned long long)blocks, name);
+}
+
 static void print_text(int fd, const uint32_t *ids, size_t kept, leak_totals program,
                        const leak_walk *walk) {
   if (program.blocks == 0) {
@@ -203,6 +273,8 @@ static void print_text(int fd, const uint32_t *ids, size_t kept, leak_totals pro
   int number = 1;
   for (size_t i = 0; i < shown; i++, number++) {
     print_group(fd, number, site_bytes(ids[i]), site_count(ids[i]), "allocated at:");
+    if (walk->classes != NULL && walk->classes[ids[i] - 1].name != NULL)
+      print_class(fd, &walk->classes[ids[i] - 1], site_count(ids[i]));
     site_print_trace(fd, ids[i], "brisk:     ");
   }
   leak_totals rest = {0, 0};
@@ -257,6 +329,7 @@ bool leaks_report(void) {
   suppressions_load();
   leak_walk walk;
   memset(&walk, 0, sizeof walk);
+  walk.classes = platform_table_alloc(SITE_CAPACITY * sizeof *walk.classes);
   segment_map_visit(visit_segment, &walk);
   uint32_t *ids = platform_table_alloc(SITE_CAPACITY * sizeof *ids);
   size_t count = ids ? sites_sorted(ids, SITE_CAPACITY, true, false) : 0;
@@ -310,5 +383,6 @@ bool leaks_report(void) {
                blocks_word(program.blocks), path);
   }
   if (ids != NULL) platform_table_free(ids, SITE_CAPACITY * sizeof *ids);
+  if (walk.classes != NULL) platform_table_free(walk.classes, SITE_CAPACITY * sizeof *walk.classes);
   return program.blocks != 0;
 }

@@ -238,10 +238,36 @@ const char *const *platform_environment(void) {
   return (const char *const *)environ;
 }
 
+/* The log beside the executable that stands in for a closed standard error
+ * (see platform.h); -1 when it cannot be created. */
+static int message_log(void) {
+  static _Atomic(int) xlog = -2; /* -2: not tried yet */
+  int log = atomic_load_explicit(&xlog, memory_order_acquire);
+  if (log != -2) return log;
+  char path[4096 + 16];
+  ssize_t length = readlink("/proc/self/exe", path, 4096);
+  log = -1;
+  if (length > 0) {
+    memcpy(path + length, ".brisk.log", sizeof ".brisk.log");
+    log = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  }
+  int expected = -2;
+  if (!atomic_compare_exchange_strong(&xlog, &expected, log)) {
+    if (log >= 0) close(log);
+    log = expected; /* another thread opened it first */
+  }
+  return log;
+}
+
 void platform_write(int fd, const char *text, size_t length) {
   for (size_t done = 0; done < length;) {
     ssize_t written = write(fd, text + done, length - done);
     if (written < 0 && errno == EINTR) continue;
+    if (written < 0 && errno == EBADF && fd == 2) {
+      fd = message_log();
+      if (fd < 0) return;
+      continue;
+    }
     if (written <= 0) return;
     done += (size_t)written;
   }

@@ -14,6 +14,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <spawn.h>
@@ -26,6 +27,146 @@
 /* ---- stacks and code ranges ---------------------------------------------- */
 int platform_backtrace(void **frames, int max) {
   return backtrace(frames, max);
+}
+
+typedef struct image_find {
+  uintptr_t address;
+  size_t size;
+  bool found;
+} image_find;
+
+static int find_image(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  image_find *find = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R)) continue;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    if (find->address >= start && find->address - start <= ph->p_memsz &&
+        find->size <= ph->p_memsz - (find->address - start)) {
+      find->found = true;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+bool platform_image_contains(const void *address, size_t size) {
+  image_find find = {(uintptr_t)address, size, false};
+  dl_iterate_phdr(find_image, &find);
+  return find.found;
+}
+
+/* The calling thread's stack, found once per thread (for the main thread
+ * the C library reads /proc/self/maps). */
+static _Thread_local uintptr_t stack_low, stack_high;
+
+static bool stack_bounds(void) {
+  if (stack_high != 0) return true;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void *low;
+  size_t size;
+  bool ok = pthread_attr_getstack(&attr, &low, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!ok) return false;
+  stack_low = (uintptr_t)low;
+  stack_high = (uintptr_t)low + size;
+  return true;
+}
+
+typedef struct code_find {
+  uintptr_t address;
+  bool found;
+} code_find;
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  code_find *find = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    /* the 7 bytes before the address are read too: inside the segment */
+    if (find->address >= start + 7 && find->address < start + ph->p_memsz) {
+      find->found = true;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+enum call_kind { NOT_AFTER_CALL, AFTER_DIRECT_CALL, AFTER_INDIRECT_CALL };
+
+/* Whether address is a return address: inside some module's code, just
+ * after a call (the encodings compilers emit: direct; through a register;
+ * through memory at a register plus a displacement, or RIP-relative). For a
+ * direct call, *target is the routine it called. */
+static enum call_kind call_before(uintptr_t address, uintptr_t *target) {
+  if (address < 4096 || address >> 47 != 0) return NOT_AFTER_CALL;
+  code_find find = {address, false};
+  dl_iterate_phdr(find_code, &find);
+  if (!find.found) return NOT_AFTER_CALL;
+  const uint8_t *code = (const uint8_t *)address;
+  if (code[-5] == 0xE8) { /* call rel32 */
+    int32_t displacement;
+    memcpy(&displacement, code - 4, sizeof displacement);
+    *target = address + (uintptr_t)(intptr_t)displacement;
+    return AFTER_DIRECT_CALL;
+  }
+  if ((code[-2] == 0xFF && (code[-1] & 0xF8) == 0xD0) ||                       /* call reg */
+      (code[-3] == 0xFF && (code[-2] & 0xF8) == 0x50) ||                       /* [reg+d8] */
+      (code[-6] == 0xFF && (code[-5] == 0x15 || (code[-5] & 0xF8) == 0x90)) || /* d32 */
+      (code[-4] == 0xFF && code[-3] == 0x54 && code[-2] == 0x24))              /* [rsp+d8] */
+    return AFTER_INDIRECT_CALL;
+  return NOT_AFTER_CALL;
+}
+
+/* x86-64 frame: [frame] = the caller's frame pointer, [frame + 8] = the
+ * return address. A routine that keeps no frame (Free Pascal's RTL keeps
+ * none in GetMem, NewInstance, the string helpers) leaves no mark in that
+ * chain, so following it from the allocator's entry names the caller of the
+ * first routine that keeps one, not the line in that routine that
+ * allocated. That line is the return address of its call into the
+ * frameless routines, on the stack between the first frame and the next;
+ * the routine is known from the call into it that the next frame's return
+ * address follows. Of the return addresses into that routine found there,
+ * the lowest is the one: the others lie higher, in its locals (an
+ * exception frame keeps an address in the routine, for one). A routine's
+ * size is not known here: addresses past the first 16 KiB of it are taken
+ * for another's (an old return address into code linked after it). */
+#define ROUTINE_SIZE_MAX 0x4000
+static uintptr_t frameless_caller(const uintptr_t *from, uintptr_t next) {
+  uintptr_t routine;
+  if (call_before(((const uintptr_t *)next)[1], &routine) != AFTER_DIRECT_CALL) return 0;
+  for (const uintptr_t *slot = from; (uintptr_t)slot < next; slot++) {
+    uintptr_t ignored;
+    if (*slot > routine && *slot - routine < ROUTINE_SIZE_MAX &&
+        call_before(*slot, &ignored) != NOT_AFTER_CALL)
+      return *slot;
+  }
+  return 0;
+}
+
+int platform_frame_walk(void *frame, void **frames, int max) {
+  if (!stack_bounds()) return 0;
+  uintptr_t at = (uintptr_t)frame, below = 0;
+  int count = 0;
+  while (count < max && at > below && at % sizeof(void *) == 0 && at >= stack_low &&
+         at + 2 * sizeof(void *) <= stack_high) {
+    const uintptr_t *words = (const uintptr_t *)at;
+    if (words[1] < 4096) break; /* not a return address: the chain ends */
+    frames[count++] = (void *)words[1];
+    uintptr_t next = words[0];
+    if (below == 0 && next > at && next % sizeof(void *) == 0 &&
+        next + 2 * sizeof(void *) <= stack_high && count < max) {
+      uintptr_t line = frameless_caller(words + 2, next);
+      if (line != 0) frames[count++] = (void *)line;
+    }
+    below = at;
+    at = next;
+  }
+  return count;
 }
 
 typedef struct code_search {
@@ -236,8 +377,11 @@ static void name_batch(const char *module, const uintptr_t *pcs, const uintptr_t
     if (next != NULL) *next++ = 0;
     cursor = next != NULL ? next : where + strlen(where);
     name_t *slot = name_slot(pcs[i]);
-    if (slot == NULL || strcmp(function, "??") == 0 || strncmp(where, "??", 2) == 0) continue;
+    if (slot == NULL || strcmp(function, "??") == 0) continue;
     char text[NAME_TEXT];
+    /* no line: a routine of a library built without debug information, as
+     * Free Pascal's run-time library is; its symbol names it */
+    if (strncmp(where, "??", 2) == 0) where = (char *)module;
     snprintf(text, sizeof text, "%.150s (%.140s)", function, where);
     copy_text(slot->text, NAME_TEXT, text);
     slot->pc = pcs[i];

@@ -252,7 +252,10 @@ const char *platform_getenv(const char *name);
 /* The environment as NAME=value strings, ending with NULL. */
 const char *const *platform_environment(void);
 /* Writes all of text to fd (retrying short writes); never allocates. fd 1
- * and 2 are standard output and error everywhere. */
+ * and 2 are standard output and error everywhere. What goes to fd 2 goes
+ * to PROGRAM.brisk.log beside the executable (PROGRAM.exe -> PROGRAM.brisk.log
+ * on Windows), created at the first message, in a program without a console:
+ * a Windows GUI program, or one whose standard error is closed. */
 void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
 int platform_open_output(const char *path);
@@ -275,9 +278,19 @@ void platform_exit_now(int status) __attribute__((noreturn));
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */
 /* Return addresses of the calling thread's stack, innermost first. */
 int platform_backtrace(void **frames, int max);
+/* The same from a frame pointer of the calling thread (code that keeps frame
+ * pointers and no unwind tables: Free Pascal's): the return address beside
+ * each saved frame pointer, following the chain while it stays inside the
+ * thread's stack and goes up it. */
+int platform_frame_walk(void *frame, void **frames, int max);
 /* When address lies in a shared library or DLL (not the program itself),
  * the bounds of that library's code; false otherwise. */
 bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end);
+/* Whether the size bytes at address lie in the loaded image of the program
+ * or of a library (its constant or static data, or its code), so that
+ * reading them cannot fault: what a diagnostic checks before it follows a
+ * pointer it found in a block. */
+bool platform_image_contains(const void *address, size_t size);
 /* Names every frame of a report at once (an expensive step, batched). */
 void platform_symbols_prepare(void *const *frames, size_t count);
 /* "function (file:line)" for a return address, as well as it can be named

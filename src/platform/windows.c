@@ -382,9 +382,49 @@ const char *const *platform_environment(void) {
   return entries;
 }
 
+/* The log beside the executable that stands in for a missing standard error
+ * (see platform.h); INVALID_HANDLE_VALUE when it cannot be created. */
+static HANDLE log_handle = INVALID_HANDLE_VALUE;
+
+static BOOL CALLBACK log_open(PINIT_ONCE once, PVOID parameter, PVOID *context) {
+  (void)once, (void)parameter, (void)context;
+  static const char suffix[] = ".brisk.log";
+  char path[MAX_PATH + sizeof suffix];
+  DWORD length = GetModuleFileNameA(NULL, path, MAX_PATH);
+  if (length == 0 || length >= MAX_PATH) return TRUE;
+  DWORD end = length; /* PROGRAM.exe -> PROGRAM.brisk.log */
+  while (end > 0 && path[end - 1] != '.' && path[end - 1] != '\\')
+    end--;
+  end = end > 0 && path[end - 1] == '.' ? end - 1 : length;
+  memcpy(path + end, suffix, sizeof suffix);
+  log_handle = CreateFileA(path, GENERIC_WRITE, FILE_SHARE_READ, NULL, CREATE_ALWAYS,
+                           FILE_ATTRIBUTE_NORMAL, NULL);
+  return TRUE;
+}
+
+static HANDLE message_log(void) {
+  static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
+  InitOnceExecuteOnce(&once, log_open, NULL, NULL);
+  return log_handle;
+}
+
+/* A GUI program (PE subsystem "Windows GUI": built with -mwindows, Free
+ * Pascal's -WG or {$APPTYPE GUI}) has no console: started from Explorer it
+ * has no standard error at all, and what a parent may pass instead is
+ * seldom read. Its messages go to the log whatever its handles are, so
+ * that they are found in one place. */
+static bool is_gui_program(void) {
+  const uint8_t *base = (const uint8_t *)GetModuleHandleA(NULL);
+  const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+  const IMAGE_NT_HEADERS64 *nt = (const IMAGE_NT_HEADERS64 *)(base + dos->e_lfanew);
+  return nt->OptionalHeader.Subsystem == IMAGE_SUBSYSTEM_WINDOWS_GUI;
+}
+
 void platform_write(int fd, const char *text, size_t length) {
   HANDLE handle = handle_of(fd);
-  if (handle == NULL || handle == INVALID_HANDLE_VALUE) return; /* no console */
+  if (fd == 2 && (handle == NULL || handle == INVALID_HANDLE_VALUE || is_gui_program()))
+    handle = message_log();
+  if (handle == NULL || handle == INVALID_HANDLE_VALUE) return;
   while (length > 0) {
     DWORD chunk = length > 0x40000000u ? 0x40000000u : (DWORD)length, written = 0;
     if (!WriteFile(handle, text, chunk, &written, NULL) || written == 0) return;

@@ -20,6 +20,24 @@ int platform_backtrace(void **frames, int max) {
   return count;
 }
 
+/* x64 frame: [frame] = the caller's frame pointer, [frame + 8] = the return
+ * address; inside the thread's stack. */
+int platform_frame_walk(void *frame, void **frames, int max) {
+  ULONG_PTR low, high;
+  GetCurrentThreadStackLimits(&low, &high);
+  uintptr_t at = (uintptr_t)frame, below = 0;
+  int count = 0;
+  while (count < max && at > below && at % sizeof(void *) == 0 && at >= low &&
+         at + 2 * sizeof(void *) <= high) {
+    const uintptr_t *words = (const uintptr_t *)at;
+    if (words[1] < 4096) break; /* not a return address: the chain ends */
+    frames[count++] = (void *)words[1];
+    below = at;
+    at = words[0];
+  }
+  return count;
+}
+
 /* The module (EXE or DLL) whose image holds address, or NULL. */
 static HMODULE module_of(const void *address) {
   HMODULE module = NULL;
@@ -51,6 +69,21 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
       *end = last;
       return true;
     }
+  }
+  return false;
+}
+
+bool platform_image_contains(const void *address, size_t size) {
+  HMODULE module = module_of(address);
+  if (module == NULL) return false;
+  const IMAGE_NT_HEADERS64 *headers = image_headers(module);
+  uintptr_t offset = (uintptr_t)address - (uintptr_t)module;
+  const IMAGE_SECTION_HEADER *section = IMAGE_FIRST_SECTION(headers);
+  for (WORD i = 0; i < headers->FileHeader.NumberOfSections; i++, section++) {
+    if (!(section->Characteristics & IMAGE_SCN_MEM_READ)) continue;
+    uintptr_t first = section->VirtualAddress, length = section->Misc.VirtualSize;
+    if (offset >= first && offset - first <= length && size <= length - (offset - first))
+      return true;
   }
   return false;
 }
