@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__linux__) && defined(__x86_64__) && defined(__GLIBC__)
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && defined(__GLIBC__)
 #include <pthread.h>
 typedef pthread_mutex_t platform_lock_t;
 #define PLATFORM_LOCK_INIT PTHREAD_MUTEX_INITIALIZER
@@ -61,8 +61,14 @@ for its OS and sets PLATFORM_ADDRESS_BITS."
 #endif
 
 /* User space addresses are below 1 << PLATFORM_ADDRESS_BITS: 128 TiB on
- * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later. */
+ * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later;
+ * the whole 4 GiB for a 32-bit program (on a 64-bit kernel, or 32-bit Windows
+ * with large-address-aware programs). */
+#if UINTPTR_MAX > 0xFFFFFFFFu
 #define PLATFORM_ADDRESS_BITS 47
+#else
+#define PLATFORM_ADDRESS_BITS 32
+#endif
 
 /* ---- memory -------------------------------------------------------------- */
 /* Reserves size bytes at some base such that base + offset is a multiple of
