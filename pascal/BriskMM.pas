@@ -125,8 +125,8 @@ implementation
 
 { --- the C API ------------------------------------------------------------ }
 
-{$IF DEFINED(FPC) AND NOT DEFINED(CPUX86_64)}
-  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 (see brisk_binding_getmem below)}
+{$IF DEFINED(FPC) AND NOT (DEFINED(CPUX86_64) OR DEFINED(CPUI386))}
+  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 or i386 (see brisk_binding_getmem below)}
 {$IFEND}
 
 type
@@ -175,7 +175,9 @@ function brisk_binding_bytes_in_use: NativeUInt; cdecl;
 { The memory manager's entries (see the record below) carry the record's own
   calling convention, the compiler's default: on x86-64 every Free Pascal
   convention is the platform's C one (System V on Linux, Microsoft x64 on
-  Windows), and Delphi has only the latter on Win64. }
+  Windows), and Delphi has only the latter on Win64; on i386 it is
+  "register", which brisk.h gives these entries there (BRISK_BINDING_CALL:
+  GCC's regparm(3), the same three registers in the same order). }
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external BriskLibName name 'brisk_binding_set_error_handler';
 function brisk_binding_getmem(Size: PtrUInt): Pointer;
@@ -216,6 +218,11 @@ procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_d
   {$LINKLIB c}
   {$LINKLIB pthread}
   {$LINKLIB dl}
+  {$IFDEF CPUI386}
+  { 32-bit x86: brisk's 64-bit arithmetic calls libgcc's helpers (gcc's
+    32-bit libgcc.a, from gcc-multilib, on the library path). }
+  {$LINKLIB gcc}
+  {$ENDIF}
 {$ENDIF}
 function brisk_version: PAnsiChar; cdecl; external name 'brisk_version';
 function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'brisk_binding_free';
@@ -305,20 +312,29 @@ end;
 {$IFDEF FPC}
 { --- Free Pascal: TMemoryManager ------------------------------------------------ }
 
+type
+  { Word-sized, so that one compare-and-swap updates it (Int64 on 64-bit
+    targets, for InterlockedCompareExchange64). }
+  TBriskPeak = {$IFDEF CPU64}Int64{$ELSE}PtrUInt{$ENDIF};
+
 var
-  { The largest CurrHeapUsed a status call has seen (see the unit's header).
-    Int64 so that InterlockedCompareExchange64 applies; 64-bit targets only. }
-  PeakUsedSeen: Int64 = 0;
+  { The largest CurrHeapUsed a status call has seen (see the unit's header). }
+  PeakUsedSeen: TBriskPeak = 0;
 
 { Raises PeakUsedSeen to Used unless another thread already saw more. }
-procedure NotePeak(Used: Int64);
+procedure NotePeak(Used: TBriskPeak);
 var
-  Peak: Int64;
+  Peak: TBriskPeak;
 begin
   Peak := PeakUsedSeen;
   while Used > Peak do
   begin
+{$IFDEF CPU64}
     if InterlockedCompareExchange64(PeakUsedSeen, Used, Peak) = Peak then
+{$ELSE}
+    if PtrUInt(InterlockedCompareExchange(Pointer(PeakUsedSeen), Pointer(Used),
+      Pointer(Peak))) = Peak then
+{$ENDIF}
       Break;
     Peak := PeakUsedSeen;
   end;
@@ -400,7 +416,7 @@ end;
 function BriskGetFPCHeapStatus: TFPCHeapStatus;
 var
   Info: TBriskMemoryInfo;
-  Used: Int64;
+  Used: TBriskPeak;
 begin
   Used := brisk_binding_bytes_in_use;
   NotePeak(Used);

@@ -16,7 +16,7 @@
 #
 # ppcross386 assembles and links with its own ELF and PE writers; for Linux it
 # links with the host's ld (-m elf_i386) against the 32-bit C library of
-# gcc-12-multilib (/usr/lib32). The wrappers run ppcross386 with their
+# gcc-12-multilib (/usr/lib32, and its libgcc.a). The wrappers run ppcross386 with their
 # configuration file only (-n): /etc/fpc.cfg names the x86-64 units. Running
 # the script again rebuilds only when the compiler or the sources changed
 # (PREFIX/stamp). Nothing is written outside PREFIX.
@@ -171,7 +171,7 @@ for target in linux win32; do
     if [ "$target" = linux ]; then
       # the 32-bit C library (gcc-12-multilib), the host's ld for 32-bit ELF
       echo "-Fl/usr/lib32"
-      echo "-Fl/usr/lib/gcc/x86_64-linux-gnu/12/32"
+      echo "-Fl$(dirname "$(gcc -m32 -print-libgcc-file-name)")"
       echo "-XP"
       echo "-k-m"
       echo "-kelf_i386"
