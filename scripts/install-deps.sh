@@ -11,6 +11,11 @@
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
 #   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
 #                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
+#   scripts/install-deps.sh linux32   the test packages plus gcc's 32-bit x86 support and the
+#                                     Free Pascal sources (./brisk test's linux32 stage)
+#   scripts/install-deps.sh win32     the test packages plus the Win32 cross toolchain and the
+#                                     Free Pascal sources, and, where apt can, Wine's 32-bit
+#                                     side (./brisk test's win32 stage)
 #   scripts/install-deps.sh rust      Debian's Rust toolchain for bindings/rust (./brisk test's
 #                                     rust stage): cargo and rustc, the Win64 standard library
 #                                     with the MinGW-w64 compiler, and Wine to run its tests
@@ -38,6 +43,16 @@ windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 # compiler build the crates for x86_64-pc-windows-gnu too, Wine runs them.
 rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
 
+# gcc -m32: the versioned multilib packages, not gcc-multilib, which adds only
+# the link /usr/include/asm and conflicts with every cross compiler
+# (gcc-aarch64-linux-gnu among them); cmake/linux-i386.cmake points -m32 at
+# those headers itself. fpc-source: scripts/build-fpc-i386.sh builds Free
+# Pascal's i386 compiler and units from it.
+linux32="gcc-12-multilib g++-12-multilib fpc-source"
+# The Win32 cross compiler and Free Pascal's sources (i386-win32 units);
+# wine32:i386 is tried apart (win32_wine below).
+win32="gcc-mingw-w64-i686-win32 g++-mingw-w64-i686-win32 fpc-source"
+
 mode=${1:-test}
 case "$mode" in
   base) required=$base optional= ;;
@@ -46,7 +61,10 @@ case "$mode" in
   overhead) required="$base $build valgrind" optional= ;;
   windows) required="$test $windows" optional= ;;
   rust) required="$base $rust" optional= ;;
-  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|rust]" >&2; exit 64 ;;
+  linux32) required="$test $linux32" optional= ;;
+  win32) required="$test $win32" optional= ;;
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|linux32|win32|rust]" >&2
+    exit 64 ;;
 esac
 
 say() { echo "install-deps: $*" >&2; }

@@ -51,6 +51,11 @@ STAGES = [
            *TESTS],
           (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"]),
           (["scripts/wine-wait.sh", "build-win64"],)),
+    # 32-bit Linux: gcc -m32 (cmake/linux-i386.cmake), Free Pascal for i386-linux
+    # built from fpc-source (scripts/build-fpc-i386.sh); the kernel runs it natively
+    Stage("linux32", "build-linux32", "32-bit Linux (gcc -m32): every test, Free Pascal i386",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/linux-i386.cmake", *TESTS],
+          (["scripts/install-deps.sh", "linux32"],)),
     # bindings/rust with Debian's cargo and rustc 1.63 (see run_rust)
     Stage("rust", "build-rust", "the Rust crates (cargo, Debian's rustc), Linux and Win64",
           [], (["scripts/install-deps.sh", "rust"],), (), "rust"),
