@@ -224,6 +224,15 @@ procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_d
   {$LINKLIB gcc}
   {$ENDIF}
 {$ENDIF}
+const
+  { C's names in an object file have an underscore in front on 32-bit
+    Windows: Free Pascal adds it to a cdecl function's external name, not
+    to the others' (the memory manager's entries, in its own convention). }
+{$IF DEFINED(MSWINDOWS) AND DEFINED(CPUI386)}
+  BriskSymbolPrefix = '_';
+{$ELSE}
+  BriskSymbolPrefix = '';
+{$IFEND}
 function brisk_version: PAnsiChar; cdecl; external name 'brisk_version';
 function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'brisk_binding_free';
 function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
@@ -231,18 +240,23 @@ function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: Nat
 function brisk_binding_bytes_in_use: NativeUInt; cdecl; external name 'brisk_binding_bytes_in_use';
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external name 'brisk_binding_set_error_handler';
-function brisk_binding_getmem(Size: PtrUInt): Pointer; external name 'brisk_binding_getmem';
-function brisk_binding_freemem(P: Pointer): PtrUInt; external name 'brisk_binding_freemem';
+function brisk_binding_getmem(Size: PtrUInt): Pointer;
+  external name BriskSymbolPrefix + 'brisk_binding_getmem';
+function brisk_binding_freemem(P: Pointer): PtrUInt;
+  external name BriskSymbolPrefix + 'brisk_binding_freemem';
 function brisk_binding_freemem_size(P: Pointer; Size: PtrUInt): PtrUInt;
-  external name 'brisk_binding_freemem_size';
-function brisk_binding_allocmem(Size: PtrUInt): Pointer; external name 'brisk_binding_allocmem';
+  external name BriskSymbolPrefix + 'brisk_binding_freemem_size';
+function brisk_binding_allocmem(Size: PtrUInt): Pointer;
+  external name BriskSymbolPrefix + 'brisk_binding_allocmem';
 function brisk_binding_reallocmem(var P: Pointer; Size: PtrUInt): Pointer;
-  external name 'brisk_binding_reallocmem';
-function brisk_binding_memsize(P: Pointer): PtrUInt; external name 'brisk_binding_memsize';
+  external name BriskSymbolPrefix + 'brisk_binding_reallocmem';
+function brisk_binding_memsize(P: Pointer): PtrUInt;
+  external name BriskSymbolPrefix + 'brisk_binding_memsize';
 function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external name 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; external name 'brisk_owns';
 procedure brisk_collect; cdecl; external name 'brisk_collect';
-function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; external name 'brisk_memory_info_get';
+function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl;
+  external name 'brisk_memory_info_get';
 {$IFDEF MSWINDOWS}
 function brisk_binding_init: LongInt; cdecl; external name 'brisk_binding_init';
 procedure brisk_binding_done; cdecl; external name 'brisk_binding_done';

@@ -124,6 +124,7 @@ units() {
     done
   else
     compile "${objpas[@]}" "$rtl/$os/buildrtl.pp"
+    compile "$rtl/inc/heaptrc.pp" # win64's buildrtl.pp has it, win32's not
   fi
   local unit
   for unit in inc/macpas.pp inc/iso7185.pp inc/lineinfo.pp inc/lnfodwrf.pp; do

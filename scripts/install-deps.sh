@@ -86,7 +86,7 @@ missing() { # packages...: those not installed, on one line
 need=$(missing $required)
 # shellcheck disable=SC2086
 want=$(missing $optional)
-[ -z "$need$want" ] && exit 0
+[ -z "$need$want" ] && [ "$mode" != win32 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
   [ -n "$want" ] && say "optional packages missing (not root, not installed): $want"
@@ -122,6 +122,44 @@ if [ -n "$need" ]; then
   # shellcheck disable=SC2086
   apt_install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
 fi
+# Wine's 32-bit side for the win32 stage: wine32:i386 needs dpkg's i386
+# architecture, and installs only while Debian's i386 package lists are in
+# step with the amd64 ones (a mirror mid-sync serves them out of step, and
+# apt refuses). Where it cannot, it says apt's answer and leaves the machine
+# as it found it (the architecture removed again, so that no later
+# `apt-get update` trips on the i386 lists); the stage then builds everything
+# and reports its runs as skipped.
+win32_wine() {
+  dpkg-query -W -f='${Status}\n' wine32:i386 2>/dev/null | grep -q "install ok installed" &&
+    return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    say "wine32:i386 is not installed (not root): the win32 stage will skip its runs"
+    return 0
+  fi
+  added=no
+  if ! dpkg --print-foreign-architectures | grep -qx i386; then
+    say "dpkg --add-architecture i386 (for wine32:i386)"
+    dpkg --add-architecture i386
+    added=yes
+  fi
+  say "apt-get update (with the i386 lists)"
+  apt-get update -q >"$log" 2>&1 || { grep -E '^(E|W):' "$log" | head -n 5 >&2; }
+  say "installing wine32:i386 (optional)"
+  if apt-get install -y -q --no-install-recommends wine32:i386 >"$log" 2>&1; then
+    say "wine32:i386 installed"
+    return 0
+  fi
+  grep -vE '^(Reading|Building|Some packages|requested|distribution|or been moved|The following information)' \
+    "$log" | tail -n 20 >&2
+  say "could not install wine32:i386 (apt's answer above): the win32 stage builds everything" \
+    "and reports its runs as skipped"
+  if [ "$added" = yes ] && [ -z "$(dpkg-query -W -f='${Architecture}\n' 2>/dev/null | grep -x i386)" ]; then
+    dpkg --remove-architecture i386 && apt-get update -q >"$log" 2>&1 || true
+    say "dpkg's i386 architecture removed again"
+  fi
+  return 0
+}
+
 for package in $want; do
   say "installing $package (optional)"
   apt_install "$package" && continue
@@ -130,4 +168,5 @@ for package in $want; do
     *) say "could not install $package: the benchmark will run without that allocator" ;;
   esac
 done
+[ "$mode" = win32 ] && win32_wine
 exit 0
