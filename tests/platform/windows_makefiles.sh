@@ -21,6 +21,17 @@ cmake -S "$source" -B "$scratch" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release 
   >"$scratch/configure.log" 2>&1 || { tail -n 20 "$scratch/configure.log"; fail "configure"; }
 grep -q '^CMAKE_GENERATOR:INTERNAL=Unix Makefiles$' "$scratch/CMakeCache.txt" ||
   fail "not configured with Unix Makefiles"
+# Each step in one target's rules only: make runs every target's rules on
+# its own, so a step in two of them can run twice at once (whether it does
+# on one run is timing; this is not).
+checks=0
+for step in dlltool "objcopy --strip-debug"; do
+  owners=$(grep -rl --include=build.make -e "$step" "$scratch/CMakeFiles" | wc -l)
+  [ "$owners" -le 1 ] || fail "$step is in the rules of $owners targets: $(grep -rl --include=build.make -e "$step" \
+    "$scratch/CMakeFiles" | sed 's|.*/CMakeFiles/||; s|/build.make||' | paste -sd ' ')"
+  echo "ok: $step: in the rules of $owners target(s)"
+  checks=$((checks + 1))
+done
 cmake --build "$scratch" -j4 --target brisk brisk_static "$@" >"$scratch/build.log" 2>&1 ||
   { grep -iE 'error|cannot|can.t open' "$scratch/build.log" | head -n 20; fail "cmake --build -j4"; }
 echo "ok: built brisk, brisk_static $* with Unix Makefiles at -j4"
@@ -34,4 +45,4 @@ echo "ok: libbrisk.a has $imports import entries"
 cmake -DNM="$nm" -DARCHIVE="$archive" -P "$source/cmake/windows/check_imports.cmake" ||
   fail "libbrisk.a leaves symbols undefined"
 echo "ok: libbrisk.a defines every symbol it uses"
-echo "3 passed, 0 failed"
+echo "$((checks + 3)) passed, 0 failed"
