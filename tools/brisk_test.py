@@ -51,12 +51,26 @@ STAGES = [
            *TESTS],
           (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"]),
           (["scripts/wine-wait.sh", "build-win64"],)),
+    # 32-bit Linux: gcc -m32 (cmake/linux-i386.cmake), Free Pascal for i386-linux
+    # built from fpc-source (scripts/build-fpc-i386.sh); the kernel runs it natively
+    Stage("linux32", "build-linux32", "32-bit Linux (gcc -m32): every test, Free Pascal i386",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/linux-i386.cmake", *TESTS],
+          (["scripts/install-deps.sh", "linux32"],)),
+    # the Win32 build (MinGW-w64 i686, Free Pascal's i386-win32 units), its tests
+    # under Wine's 32-bit side; where wine32:i386 cannot be installed every run
+    # is skipped, saying why
+    Stage("win32", "build-win32", "Win32 (brisk.dll, libbrisk.a, BriskMM), tests under Wine 32",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-i686.cmake",
+           *TESTS],
+          (["scripts/install-deps.sh", "win32"], ["scripts/build-fpc-i386.sh"]),
+          (["scripts/wine-wait.sh", "build-win32"],)),
     # bindings/rust with Debian's cargo and rustc 1.63 (see run_rust)
     Stage("rust", "build-rust", "the Rust crates (cargo, Debian's rustc), Linux and Win64",
           [], (["scripts/install-deps.sh", "rust"],), (), "rust"),
 ]
 
-Result = namedtuple("Result", "passed skipped failed problem failures")
+Result = namedtuple("Result", "passed skipped failed problem failures why_skipped",
+                    defaults=[()])
 
 
 def log(message):
@@ -114,7 +128,25 @@ def run_stage(stage, jobs, log_path):
     failed_list = out.split("The following tests FAILED:")[-1] if failed else ""
     failures = re.findall(r"^\s*\d+ - (\S+) \((.*)\)$", failed_list, re.MULTILINE)
     skipped = len(re.findall(r"^\s*\d+ - \S+ \(Skipped\)$", out, re.MULTILINE))
-    return Result(total - failed - skipped, skipped, failed, None, failures)
+    return Result(total - failed - skipped, skipped, failed, None, failures,
+                  skip_reasons(folder) if skipped else ())
+
+
+def skip_reasons(folder):
+    """The distinct "skipped: ..." lines the skipped tests printed (CTest
+    keeps every test's output in LastTest.log, the skipped ones' too)."""
+    try:
+        with open(os.path.join(folder, "Testing", "Temporary", "LastTest.log")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return ()
+    reasons = []
+    for line in lines:
+        # one reason per cause: the part before the program's own name
+        reason = re.sub(r": cannot run \S+$", "", line.strip())
+        if reason.startswith("skipped:") and reason not in reasons:
+            reasons.append(reason)
+    return tuple(reasons[:5])
 
 
 RUST = os.path.join(ROOT, "bindings", "rust")
@@ -328,6 +360,8 @@ def main(argv):
         log(f"{stage.name:<8} {outcome}  ({minutes}m{seconds:02d}s)")
         for name, why in result.failures:
             log(f"  FAILED {name} ({why})")
+        for reason in result.why_skipped:
+            log(f"  {reason}")
         if result.problem or result.failed:
             all_ok = False
             with open(log_path) as f:

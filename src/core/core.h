@@ -543,7 +543,9 @@ static inline bool page_used_drop(page_t *page) {
  * misaligned, past-the-end, uncarved and header pointers alike. */
 static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, const void *p,
                                                             uint64_t carved_limit) {
-  uint64_t offset = (uintptr_t)p - (uintptr_t)page->area;
+  /* signed: a pointer below the first block is a negative offset, on a
+   * 32-bit machine too */
+  uint64_t offset = (uint64_t)(int64_t)(intptr_t)((uintptr_t)p - (uintptr_t)page->area);
   return offset * page->block_magic < carved_limit;
 }
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
@@ -802,7 +804,7 @@ static inline void remote_delayed_push(heap_t *owner, block_t *head, block_t *ta
  * delayed list instead when the page is parked (XFREE_NOTIFY). */
 static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block_t *tail,
                                uint32_t count) {
-  uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
+  xfree_word_t seen = atomic_load_relaxed(&page->xthread_free);
   for (;;) {
     if (unlikely(seen & XFREE_NOTIFY)) {
       if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
@@ -812,7 +814,7 @@ static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block
       continue;
     }
     tail->next = XFREE_BLOCK(seen);
-    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
+    xfree_word_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
     if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
   }
 }

@@ -223,7 +223,7 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_c
   segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
   memory_note_committed((ptrdiff_t)HEADER_COMMITTED);
-  if ((uintptr_t)segment >= XFREE_ADDRESS_LIMIT - SEGMENT_SIZE) { /* see XFREE_COUNT_SHIFT */
+  if (!XFREE_HOLDS((uintptr_t)segment)) { /* see XFREE_COUNT_SHIFT */
     segment_unmap(segment);
     return NULL;
   }

@@ -208,14 +208,28 @@ static void (*_Atomic fault_hook)(const platform_fault *fault);
 static struct sigaction previous_segv, previous_bus;
 
 static void on_fault(int signal_number, siginfo_t *info, void *context) {
+  const ucontext_t *uc = context;
+#ifdef __x86_64__
   static const int order[PLATFORM_FAULT_REGISTERS] = {REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8,
                                                       REG_R9,  REG_RAX, REG_RBX, REG_RBP, REG_R10,
                                                       REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
-  const ucontext_t *uc = context;
   platform_fault fault = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
                           .address = info->si_addr};
   for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
     fault.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+#else
+  /* i386 passes arguments on the stack: the registers a function has loaded
+   * them into, then the words on top of the stack. */
+  static const int order[] = {REG_EAX, REG_ECX, REG_EDX, REG_EBX, REG_ESI, REG_EDI, REG_EBP};
+  enum { ORDER_COUNT = sizeof order / sizeof order[0] };
+  platform_fault fault = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_EIP],
+                          .address = info->si_addr};
+  for (int i = 0; i < ORDER_COUNT; i++)
+    fault.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+  const uintptr_t *stack = (const uintptr_t *)uc->uc_mcontext.gregs[REG_ESP];
+  for (int i = ORDER_COUNT; i < PLATFORM_FAULT_REGISTERS; i++)
+    fault.registers[i] = stack[i - ORDER_COUNT];
+#endif
   fault_hook(&fault);
   const struct sigaction *previous = signal_number == SIGSEGV ? &previous_segv : &previous_bus;
   if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction != NULL) {

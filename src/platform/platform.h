@@ -20,13 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__linux__) && defined(__x86_64__) && defined(__GLIBC__)
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && defined(__GLIBC__)
 #include <pthread.h>
 typedef pthread_mutex_t platform_lock_t;
 #define PLATFORM_LOCK_INIT PTHREAD_MUTEX_INITIALIZER
 typedef pthread_once_t platform_once_t;
 #define PLATFORM_ONCE_INIT PTHREAD_ONCE_INIT
-#elif defined(_WIN64)
+#elif defined(_WIN32) /* 64-bit and 32-bit Windows (MinGW-w64) */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -44,7 +44,8 @@ typedef INIT_ONCE platform_once_t;
  * program), so the platform gives brisk thread-local words of its own. */
 #define PLATFORM_TLS_WORDS 1
 #else
-#error "brisk supports Linux on x86-64 with glibc, and 64-bit Windows. A port implements \
+#error "brisk supports Linux on x86-64 and i386 with glibc, and Windows on x86-64 and i386 \
+(MinGW-w64); not macOS, the BSDs or 32-bit ARM. A port implements \
 src/platform/platform.h (memory reservation and commit, clock, thread-exit callbacks, locks, \
 thread-local words, start-up hooks, a random secret, stack capture and naming, a fault hook) \
 for its OS and sets PLATFORM_ADDRESS_BITS."
@@ -52,7 +53,7 @@ for its OS and sets PLATFORM_ADDRESS_BITS."
 
 /* Whether platform_release can give back any part of a reservation, and
  * whether platform_move_pages can move pages between reservations. */
-#ifdef _WIN64
+#ifdef _WIN32
 #define PLATFORM_PARTIAL_RELEASE 0
 #define PLATFORM_MOVES_PAGES 0
 #else
@@ -61,8 +62,14 @@ for its OS and sets PLATFORM_ADDRESS_BITS."
 #endif
 
 /* User space addresses are below 1 << PLATFORM_ADDRESS_BITS: 128 TiB on
- * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later. */
+ * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later;
+ * the whole 4 GiB for a 32-bit program (on a 64-bit kernel, or 32-bit Windows
+ * with large-address-aware programs). */
+#if UINTPTR_MAX > 0xFFFFFFFFu
 #define PLATFORM_ADDRESS_BITS 47
+#else
+#define PLATFORM_ADDRESS_BITS 32
+#endif
 
 /* ---- memory -------------------------------------------------------------- */
 /* Reserves size bytes at some base such that base + offset is a multiple of
@@ -128,7 +135,7 @@ bool platform_fence_all(void);
  * (nothing on Windows, which has no fork). */
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 
-#ifdef _WIN64
+#ifdef _WIN32
 static inline bool platform_lock_try(platform_lock_t *lock) {
   return TryAcquireSRWLockExclusive(lock) != 0;
 }
@@ -191,12 +198,21 @@ bool platform_tls_init(void);
  * out, so that a call that comes first reads 0 as long as fewer than 64 TLS
  * indices are in use. */
 extern uint32_t platform_tls_offset[PLATFORM_TLS_COUNT];
+#ifdef _WIN64
 static inline uintptr_t platform_tls_word(unsigned word) {
   return (uintptr_t)__readgsqword(platform_tls_offset[word]);
 }
 static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
   __writegsqword(platform_tls_offset[word], value);
 }
+#else /* 32-bit Windows: the TEB is at fs:0 */
+static inline uintptr_t platform_tls_word(unsigned word) {
+  return (uintptr_t)__readfsdword(platform_tls_offset[word]);
+}
+static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
+  __writefsdword(platform_tls_offset[word], value);
+}
+#endif
 #endif
 
 /* ---- start and end ----------------------------------------------------------
@@ -207,12 +223,12 @@ static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
  * brisk.dll; a constructor and a destructor in the static library, which a
  * MinGW-linked program runs. Programs linked by Free Pascal or Delphi run
  * no C constructors: their binding calls brisk_binding_init() instead. */
-#ifdef _WIN64
+#ifdef _WIN32
 /* brisk.dll is being unloaded (FreeLibrary): gives back what would call
  * into it later (the thread-exit callback, the TLS slots). */
 void platform_unload(void);
 #endif
-#if defined(_WIN64) && defined(BRISK_BUILDING_DLL)
+#if defined(_WIN32) && defined(BRISK_BUILDING_DLL)
 #define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
   BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved);                            \
   BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved) {                           \
@@ -224,7 +240,7 @@ void platform_unload(void);
     }                                                                                              \
     return TRUE;                                                                                   \
   }
-#elif defined(_WIN64)
+#elif defined(_WIN32)
 /* The first user priority: before any constructor of the program's own. */
 #define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
   __attribute__((constructor(101))) static void platform_process_start(void) {                     \

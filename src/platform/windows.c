@@ -276,11 +276,18 @@ void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(
 }
 
 /* ---- thread-local words ----------------------------------------------------- */
-/* The TEB (at gs:0) holds a thread's first 64 TLS slots at this offset, and
- * TlsGetValue does no more than read them. Higher indices live elsewhere. */
+/* The TEB (at gs:0; fs:0 on 32-bit Windows) holds a thread's first 64 TLS
+ * slots at this offset, and TlsGetValue does no more than read them. Higher
+ * indices live elsewhere. */
+#ifdef _WIN64
 #define TEB_TLS_SLOTS 0x1480
+#define TEB_READ(offset) __readgsqword(offset)
+#else
+#define TEB_TLS_SLOTS 0xE10
+#define TEB_READ(offset) __readfsdword(offset)
+#endif
 #define TEB_SLOT_COUNT 64
-#define TEB_SLOT_OFFSET(index) (TEB_TLS_SLOTS + 8 * (uint32_t)(index))
+#define TEB_SLOT_OFFSET(index) (TEB_TLS_SLOTS + sizeof(void *) * (uint32_t)(index))
 
 uint32_t platform_tls_offset[PLATFORM_TLS_COUNT] = {[0 ... PLATFORM_TLS_COUNT - 1] =
                                                         TEB_SLOT_OFFSET(TEB_SLOT_COUNT - 1)};
@@ -292,7 +299,7 @@ static bool tls_slot_usable(DWORD index) {
   if (index == TLS_OUT_OF_INDEXES || index >= TEB_SLOT_COUNT) return false;
   uintptr_t probe = (uintptr_t)&tls_index;
   TlsSetValue(index, (void *)probe);
-  bool readable = __readgsqword(TEB_SLOT_OFFSET(index)) == probe;
+  bool readable = TEB_READ(TEB_SLOT_OFFSET(index)) == probe;
   TlsSetValue(index, NULL);
   return readable;
 }
