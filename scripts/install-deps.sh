@@ -11,6 +11,11 @@
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
 #   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
 #                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
+#   scripts/install-deps.sh arm64     the test packages plus the ARM64 cross toolchain (gcc,
+#                                     g++, the ARM64 C library) and qemu-user to run its
+#                                     programs (./brisk test's arm64 stages)
+#   scripts/install-deps.sh musl      the test packages plus musl-gcc and musl's dynamic
+#                                     loader (./brisk test's musl stage, tools/musl_bench.py)
 #   scripts/install-deps.sh rust      Debian's Rust toolchain for bindings/rust (./brisk test's
 #                                     rust stage): cargo and rustc, the Win64 standard library
 #                                     with the MinGW-w64 compiler, and Wine to run its tests
@@ -36,6 +41,12 @@ windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 # CI's machine cannot download: bindings/rust builds with these, offline,
 # from the crates in bindings/rust/vendor/. The Win64 std and the cross
 # compiler build the crates for x86_64-pc-windows-gnu too, Wine runs them.
+# The ARM64 cross compilers and C library, and qemu-user statically linked
+# (scripts/run-aarch64.sh says why static).
+arm64="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+# musl-gcc (musl-tools), musl's headers and static library (musl-dev) and its
+# dynamic loader, /lib/ld-musl-x86_64.so.1 (musl).
+musl="musl musl-dev musl-tools"
 rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
 
 mode=${1:-test}
@@ -45,8 +56,11 @@ case "$mode" in
   bench) required="$base $build" optional="$peers $chart valgrind" ;;
   overhead) required="$base $build valgrind" optional= ;;
   windows) required="$test $windows" optional= ;;
+  arm64) required="$test $arm64" optional= ;;
+  musl) required="$test $musl" optional= ;;
   rust) required="$base $rust" optional= ;;
-  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|rust]" >&2; exit 64 ;;
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|arm64|musl|rust]" >&2
+     exit 64 ;;
 esac
 
 say() { echo "install-deps: $*" >&2; }

@@ -8,7 +8,9 @@
  * stderr, and kills it when the deadline passes, so a hang fails the case
  * instead of stalling the test run (the kill reaches the child's own children
  * too: it runs in a process group of its own). Core dumps are switched off in the child:
- * its aborts are expected.
+ * its aborts are expected. In a cross build run under an emulator (qemu-user:
+ * cmake/aarch64-linux-gnu.cmake) the copy starts through the emulator too,
+ * named by the environment variable CROSSCOMPILING_EMULATOR.
  */
 #ifndef BRISK_TEST_CHILD_PROCESS_H
 #define BRISK_TEST_CHILD_PROCESS_H
@@ -19,6 +21,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -83,6 +86,20 @@ static inline int child_run_self(char *const argv[], double timeout_s, child_res
     close(out_pipe[1]);
     close(err_pipe[0]);
     close(err_pipe[1]);
+    const char *emulator = getenv("CROSSCOMPILING_EMULATOR");
+    if (emulator != NULL && emulator[0] != 0) {
+      static char self[4096];
+      static char *emulated[64];
+      ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (length <= 0) _exit(127);
+      self[length] = 0;
+      emulated[0] = (char *)emulator;
+      emulated[1] = self;
+      for (int i = 1; argv[i - 1] != NULL && i < 62; i++)
+        emulated[i + 1] = argv[i];
+      execv(emulator, emulated);
+      _exit(127);
+    }
     execv("/proc/self/exe", argv);
     _exit(127);
   }

@@ -34,7 +34,9 @@ def run(mode, env_extra, preload=True):
     if preload:
         env["LD_PRELOAD"] = LIB
     env.update(env_extra)
-    proc = subprocess.run([VICTIM, mode], env=env, capture_output=True, text=True, timeout=120)
+    # a cross build's program runs through its emulator (qemu-user)
+    emulator = os.environ.get("CROSSCOMPILING_EMULATOR", "").split()
+    proc = subprocess.run([*emulator, VICTIM, mode], env=env, capture_output=True, text=True, timeout=120)
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -250,17 +250,17 @@ static void test_libc_internal(void) {
 
   /* scandir: array and entries from malloc */
   struct dirent **names = NULL;
-  int n = scandir("/", &names, NULL, alphasort);
+  int n = scandir("/dev", &names, NULL, alphasort);
   CHECK(n > 3);
   CHECK(names && A_OWNS(names));
-  int found_usr = 0;
+  int found_null = 0;
   for (int k = 0; k < n; k++) {
-    if (strcmp(names[k]->d_name, "usr") == 0) found_usr = 1;
+    if (strcmp(names[k]->d_name, "null") == 0) found_null = 1;
     if (k == 0) CHECK(A_OWNS(names[k]));
     free(names[k]);
   }
   free(names);
-  CHECK(found_usr);
+  CHECK(found_null);
 
   /* glob */
   glob_t g;
@@ -316,8 +316,15 @@ static void test_libc_internal(void) {
   CHECK(tfind("k250", &root, cmp_str) != NULL);
   tdestroy(root, keep_node); /* frees the tree's nodes, which libc malloc'ed */
 
-  /* iconv (gconv modules are dlopen'ed by libc) */
+  /* iconv (gconv modules are dlopen'ed by libc). A C library installed
+   * without its modules (Debian's ARM64 cross libc, which the ARM64 tests
+   * run on under qemu) has only the built-in conversions: UCS-2LE gives the
+   * same bytes here. */
   iconv_t cd = iconv_open("UTF-16LE", "UTF-8");
+  if (cd == (iconv_t)-1 && errno == EINVAL) {
+    printf("note: no gconv module for UTF-16LE here; UCS-2LE, built into the C library\n");
+    cd = iconv_open("UCS-2LE", "UTF-8");
+  }
   if (CHECK(cd != (iconv_t)-1)) {
     char in[] = "h\xc3\xa9llo", out[32];
     char *ip = in, *op = out;
@@ -509,7 +516,9 @@ static void test_other_threads(void) {
 
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  REQUIRE(pthread_attr_setstacksize(&attr, 64 * 1024) == 0);
+  /* 64 KiB, or the least the C library takes (128 KiB on ARM64) */
+  REQUIRE(pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN > 65536 ? PTHREAD_STACK_MIN : 65536) ==
+          0);
   for (int r = 0; r < 20; r++) {
     pthread_t t;
     unsigned char **out = NULL;
