@@ -6,14 +6,18 @@
 #   cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 #   cmake --build build-arm64 && ctest --test-dir build-arm64
 #
-# Tests: CTest starts each test program through CMAKE_CROSSCOMPILING_EMULATOR,
-# scripts/run-aarch64.sh (qemu-aarch64-static with the ARM64 C library of
-# /usr/aarch64-linux-gnu), and gives the tests the same command in the
-# environment variable CROSSCOMPILING_EMULATOR, with which a test that starts
-# a built program itself (a script, or a program re-running itself) starts it.
-# -DBRISK_QEMU_PAGE_SIZE=16384 or 65536 (tests/CMakeLists.txt) makes qemu
-# report that page size to the tests, as an ARM64 kernel built with 16 or 64
-# KiB pages does.
+# Tests: CTest starts each test program through CMAKE_CROSSCOMPILING_EMULATOR:
+# qemu-aarch64-static with the ARM64 C library of /usr/aarch64-linux-gnu
+# (Debian's libc6-arm64-cross). The statically linked qemu, because LD_PRELOAD
+# (an ARM64 libbrisk) must reach the emulated program's loader: a dynamically
+# linked qemu, or a shell script around it, would be given it by the host's
+# loader first. tests/CMakeLists.txt hands the same command to the tests in
+# the environment variable CROSSCOMPILING_EMULATOR (with QEMU_LD_PREFIX), so
+# that a test that starts a built program itself (a script, or a program
+# re-running itself) starts it through qemu too: an ARM64 program cannot be
+# executed directly without binfmt_misc, which a container rarely has.
+# -DBRISK_QEMU_PAGE_SIZE=16384 or 65536 makes qemu report that page size
+# (AT_PAGESZ), as an ARM64 kernel built with 16 or 64 KiB pages does.
 
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
@@ -35,5 +39,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
-get_filename_component(brisk_source_dir ${CMAKE_CURRENT_LIST_DIR} DIRECTORY)
-set(CMAKE_CROSSCOMPILING_EMULATOR ${brisk_source_dir}/scripts/run-aarch64.sh)
+find_program(BRISK_QEMU_AARCH64 NAMES qemu-aarch64-static)
+if(NOT BRISK_QEMU_AARCH64)
+  set(BRISK_QEMU_AARCH64 qemu-aarch64-static) # every test fails, naming it
+endif()
+set(BRISK_QEMU_LD_PREFIX /usr/${BRISK_CROSS_TRIPLE})
+set(CMAKE_CROSSCOMPILING_EMULATOR ${BRISK_QEMU_AARCH64} -L ${BRISK_QEMU_LD_PREFIX})
+if(BRISK_QEMU_PAGE_SIZE)
+  list(APPEND CMAKE_CROSSCOMPILING_EMULATOR -p ${BRISK_QEMU_PAGE_SIZE})
+endif()

@@ -40,12 +40,20 @@ static void process_init_once(void) {
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
   fence_init(); /* while the process most often has one thread */
-  platform_atfork(NULL, NULL, fork_child);
   init_done = true;
+}
+
+/* The fork handler is registered once the set-up above has ended, not
+ * inside it: musl's pthread_atfork allocates, and that malloc would wait
+ * for the set-up it is part of. */
+static void fork_handler_register(void) {
+  static _Atomic(bool) xregistered;
+  if (!atomic_exchange_relaxed(&xregistered, true)) platform_atfork(NULL, NULL, fork_child);
 }
 
 bool process_init(void) {
   platform_once(&init_once, process_init_once);
+  if (init_done) fork_handler_register();
   return init_done;
 }
 

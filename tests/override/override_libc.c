@@ -12,7 +12,9 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#ifdef __GLIBC__
 #include <execinfo.h>
+#endif
 #include <glob.h>
 #include <iconv.h>
 #include <limits.h>
@@ -106,6 +108,7 @@ static void test_symbols(void) {
   CHECK_MSG(from_libbrisk((void *)f), "the program's free is not libbrisk's");
 }
 
+#ifdef __GLIBC__
 /* glibc's own public names for its allocator (no header declares them).
  * A tracing library that calls __libc_malloc as "the real malloc", and a
  * program that frees the block with free, must get one allocator: if these
@@ -141,6 +144,11 @@ static void test_glibc_names(void) {
   __libc_free(malloc(40)); /* glibc's own free aborts on a block of brisk's */
   __libc_free(NULL);
 }
+#else
+/* musl has no such names (brisk defines them only for glibc). */
+static void test_glibc_names(void) {
+}
+#endif
 
 /* ---- libc-internal allocations ------------------------------------------ */
 
@@ -342,12 +350,14 @@ static void test_libc_internal(void) {
   time_t t0 = 1700000000;
   struct tm tmv;
   CHECK(localtime_r(&t0, &tmv) && tmv.tm_hour == 23);
+#ifdef __GLIBC__ /* musl has no backtrace */
   void *frames[16];
   int nf = backtrace(frames, 16);
   CHECK(nf > 1);
   char **sym = backtrace_symbols(frames, nf);
   CHECK(sym && A_OWNS(sym));
   free(sym);
+#endif
 
   /* printf with a huge width allocates a work buffer inside vfprintf */
   FILE *dn = fopen("/dev/null", "w");
