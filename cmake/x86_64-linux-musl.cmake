@@ -18,6 +18,10 @@ if(NOT BRISK_MUSL_GCC)
   message(FATAL_ERROR "musl-gcc was not found: scripts/install-deps.sh musl")
 endif()
 set(CMAKE_C_COMPILER ${BRISK_MUSL_GCC})
+# Stack traces follow frame pointers on musl (src/platform/linux_symbols.c):
+# the test programs keep them, as a program whose reports should name its
+# own functions must.
+set(CMAKE_C_FLAGS_INIT "-fno-omit-frame-pointer")
 set(BRISK_TEST_CXX OFF CACHE BOOL "Build the C++ tests (no C++ standard library for musl)")
 set(BRISK_PASCAL OFF CACHE BOOL "Build the Free Pascal binding (no Free Pascal for musl)")
 set(BRISK_TEST_STATIC_PROGRAMS ON CACHE BOOL "Link the static test programs with -static")

@@ -43,23 +43,30 @@ static void process_init_once(void) {
   init_done = true;
 }
 
-/* The fork handler is registered once the set-up above has ended, not
- * inside it: musl's pthread_atfork allocates, and that malloc would wait
- * for the set-up it is part of. */
+/* The fork handler is registered once the set-up above has ended and the
+ * thread has its heap, not inside the set-up: musl's pthread_atfork
+ * allocates, and that malloc would wait for the set-up it is part of. Its
+ * block is brisk's own, as the diagnostics' are (the leak report leaves it
+ * out). */
 static void fork_handler_register(void) {
   static _Atomic(bool) xregistered;
-  if (!atomic_exchange_relaxed(&xregistered, true)) platform_atfork(NULL, NULL, fork_child);
+  if (atomic_exchange_relaxed(&xregistered, true)) return;
+  bool was_in_diag = in_diag();
+  in_diag_set(true);
+  platform_atfork(NULL, NULL, fork_child);
+  in_diag_set(was_in_diag);
 }
 
 bool process_init(void) {
   platform_once(&init_once, process_init_once);
-  if (init_done) fork_handler_register();
   return init_done;
 }
 
 heap_t *heap_first_use(void) {
   if (!process_init()) platform_abort(); /* said why; the fast paths cannot work */
-  return heap_acquire();
+  heap_t *heap = heap_acquire();
+  fork_handler_register();
+  return heap;
 }
 
 /* Read the options before main, while the environment is certainly intact.
@@ -68,6 +75,7 @@ heap_t *heap_first_use(void) {
 bool process_start(void) {
   if (!process_init()) return false;
   if (diag_counting || profile_on) sites_warm_up();
+  fork_handler_register();
   return true;
 }
 

@@ -31,7 +31,7 @@
  *                            store needs no instruction; ARM64 reorders them
  * The OS's page size is not a constant: ARM64 Linux kernels use 4, 16 or 64
  * KiB pages, so platform_page_size() reads it at run time. */
-#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__)) &&                          \
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__)) &&                         \
     !defined(__ANDROID__) && !defined(__UCLIBC__)
 /* Linux with glibc 2.34 or later, or musl 1.2 or later. */
 #include <pthread.h>

@@ -146,8 +146,7 @@ static void test_glibc_names(void) {
 }
 #else
 /* musl has no such names (brisk defines them only for glibc). */
-static void test_glibc_names(void) {
-}
+static void test_glibc_names(void) {}
 #endif
 
 /* ---- libc-internal allocations ------------------------------------------ */
@@ -378,9 +377,14 @@ static void test_dl(void) {
     *(void **)&alloc = dlsym(h, "dl_helper_alloc");
     *(void **)&free_checked = dlsym(h, "dl_helper_free_checked");
     REQUIRE(ctor_block && alloc && free_checked);
-    /* a block the module's constructor allocated */
+    /* a block the module's constructor allocated (in every round: dlclose
+     * unloads it; musl never unloads a library, so there only in the first) */
     char *cb = *ctor_block;
-    if (CHECK(cb != NULL)) {
+    int constructor_ran = 1;
+#ifndef __GLIBC__
+    constructor_ran = round == 0;
+#endif
+    if (constructor_ran && CHECK(cb != NULL)) {
       CHECK(A_OWNS(cb));
       int ok = 1;
       for (int k = 0; k < 1000; k++)
