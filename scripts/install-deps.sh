@@ -17,6 +17,11 @@
 #   scripts/install-deps.sh win32     the test packages plus the Win32 cross toolchain and the
 #                                     Free Pascal sources, and, where apt can, Wine's 32-bit
 #                                     side (./brisk test's win32 stage)
+#   scripts/install-deps.sh arm64     the test packages plus the ARM64 cross toolchain (gcc,
+#                                     g++, the ARM64 C library) and qemu-user to run its
+#                                     programs (./brisk test's arm64 stages)
+#   scripts/install-deps.sh musl      the test packages plus musl-gcc and musl's dynamic
+#                                     loader (./brisk test's musl stage, tools/musl_bench.py)
 #   scripts/install-deps.sh rust      Debian's Rust toolchain for bindings/rust (./brisk test's
 #                                     rust stage): cargo and rustc, the Win64 standard library
 #                                     with the MinGW-w64 compiler, and Wine to run its tests
@@ -45,6 +50,12 @@ windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 # CI's machine cannot download: bindings/rust builds with these, offline,
 # from the crates in bindings/rust/vendor/. The Win64 std and the cross
 # compiler build the crates for x86_64-pc-windows-gnu too, Wine runs them.
+# The ARM64 cross compilers and C library, and qemu-user statically linked
+# (scripts/run-aarch64.sh says why static).
+arm64="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+# musl-gcc (musl-tools), musl's headers and static library (musl-dev) and its
+# dynamic loader, /lib/ld-musl-x86_64.so.1 (musl).
+musl="musl musl-dev musl-tools"
 rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
 
 # gcc -m32: the versioned multilib packages, not gcc-multilib, which adds only
@@ -64,10 +75,12 @@ case "$mode" in
   bench) required="$base $build" optional="$peers $chart valgrind" ;;
   overhead) required="$base $build valgrind" optional= ;;
   windows) required="$test $windows" optional= ;;
+  arm64) required="$test $arm64" optional= ;;
+  musl) required="$test $musl" optional= ;;
   rust) required="$base $rust" optional= ;;
   linux32) required="$test $linux32" optional= ;;
   win32) required="$test $win32" optional= ;;
-  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|linux32|win32|rust]" >&2
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|linux32|win32|arm64|musl|rust]" >&2
     exit 64 ;;
 esac
 

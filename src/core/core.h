@@ -277,7 +277,7 @@ static inline void lock_release(platform_lock_t *lock) {
  * fault those pages in again after every pause. The eager purger
  * (BRISK_EAGER_PURGER, types.h) acts at every chance. */
 #ifdef BRISK_EAGER_PURGER
-#define PURGER_AFTER_COMMITTED OS_PAGE_SIZE
+#define PURGER_AFTER_COMMITTED os_page_size()
 #define PURGER_ROUND_MIN_MS 1
 #define IDLE_HEAP_MS 0
 #else
@@ -376,6 +376,9 @@ INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsi
 /* A reservation of size bytes whose address plus offset is a multiple of
  * alignment (>= SEGMENT_SIZE), nothing committed yet. */
 INTERNAL void *memory_reserve(size_t size, size_t alignment, size_t offset);
+/* The OS's page size (platform_page_size, asked once): 4 KiB on x86-64; 4,
+ * 16 or 64 KiB on ARM64 Linux. Every range below starts and ends on one. */
+INTERNAL size_t os_page_size(void);
 INTERNAL bool memory_commit(void *p, size_t size);
 INTERNAL void memory_purge(void *p, size_t size);
 /* Faults committed memory in ahead of use: one call for many OS pages. */
@@ -513,9 +516,10 @@ static inline block_t *page_pop(page_t *page) {
  * owner's help, to find those whose every block has come back
  * (page_release_idle): the count is stored after the push, with release
  * order, so a purger that reads it sees the push too and never retires a
- * page under a store still on its way. x86 keeps a thread's stores in
- * order, so there only the compiler is told (no instruction); a
- * ThreadSanitizer build uses a release store, which it can follow. */
+ * page under a store still on its way. Where the CPU keeps a thread's
+ * stores in order (PLATFORM_STORES_IN_ORDER: x86-64) only the compiler is
+ * told (no instruction); elsewhere (ARM64), and in a ThreadSanitizer build,
+ * which can follow it, the store is a release store. */
 #if defined(__SANITIZE_THREAD__)
 #define BRISK_TSAN 1
 #elif defined(__has_feature)
@@ -524,7 +528,7 @@ static inline block_t *page_pop(page_t *page) {
 #endif
 #endif
 static inline bool page_used_drop(page_t *page) {
-#if defined(__x86_64__) && !defined(BRISK_TSAN)
+#if defined(PLATFORM_STORES_IN_ORDER) && !defined(BRISK_TSAN)
   atomic_signal_fence(memory_order_release);
   return --page->used == 0;
 #else

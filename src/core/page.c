@@ -186,9 +186,9 @@ bool page_collect(page_t *page) {
  * (which a program is likelier to write only in part, and whose free
  * chunks stay resident longer: populating them gained nothing). */
 static void populate_block(uint8_t *block, size_t size) {
-  uintptr_t from = align_up((uintptr_t)block, OS_PAGE_SIZE);
-  uintptr_t to = ((uintptr_t)block + size) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
-  if (to > from + OS_PAGE_SIZE) memory_populate((void *)from, to - from);
+  uintptr_t from = align_up((uintptr_t)block, os_page_size());
+  uintptr_t to = ((uintptr_t)block + size) & ~(uintptr_t)(os_page_size() - 1);
+  if (to > from + os_page_size()) memory_populate((void *)from, to - from);
 }
 
 /* ---- counting carved bytes ------------------------------------------------------

@@ -111,7 +111,6 @@
 #define SEGMENT_SHIFT 22 /* 4 MiB */
 #define SEGMENT_SIZE ((size_t)1 << SEGMENT_SHIFT)
 #define SEGMENT_MASK (SEGMENT_SIZE - 1)
-#define OS_PAGE_SIZE ((size_t)4096)
 
 #define SMALL_PAGE_SHIFT 16  /* 64 KiB pages for blocks up to SMALL_MAX */
 #define MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages for blocks up to MEDIUM_MAX */

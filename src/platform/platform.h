@@ -20,7 +20,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && defined(__GLIBC__)
+/* The platforms brisk runs on, and what each CPU gives the core:
+ *   PLATFORM_ADDRESS_BITS    user space addresses are below 1 << this: 47 on
+ *                            x86-64 (4-level page tables, 128 TiB; 64-bit
+ *                            Windows 8.1 and later too), 48 on ARM64 (Linux
+ *                            hands out addresses above 2^48 only to a program
+ *                            that asks for them with a hint up there)
+ *   PLATFORM_STORES_IN_ORDER defined where the CPU makes a thread's stores
+ *                            visible in program order (x86-64), so a release
+ *                            store needs no instruction; ARM64 reorders them
+ * The OS's page size is not a constant: ARM64 Linux kernels use 4, 16 or 64
+ * KiB pages, so platform_page_size() reads it at run time. */
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__) || defined(__i386__)) &&    \
+    !defined(__ANDROID__) && !defined(__UCLIBC__)
+/* Linux with glibc 2.34 or later, or musl 1.2 or later (i386: glibc). */
 #include <pthread.h>
 typedef pthread_mutex_t platform_lock_t;
 #define PLATFORM_LOCK_INIT PTHREAD_MUTEX_INITIALIZER
@@ -44,11 +57,24 @@ typedef INIT_ONCE platform_once_t;
  * program), so the platform gives brisk thread-local words of its own. */
 #define PLATFORM_TLS_WORDS 1
 #else
-#error "brisk supports Linux on x86-64 and i386 with glibc, and Windows on x86-64 and i386 \
-(MinGW-w64); not macOS, the BSDs or 32-bit ARM. A port implements \
-src/platform/platform.h (memory reservation and commit, clock, thread-exit callbacks, locks, \
-thread-local words, start-up hooks, a random secret, stack capture and naming, a fault hook) \
-for its OS and sets PLATFORM_ADDRESS_BITS."
+#error "brisk supports Linux on x86-64 and ARM64 (AArch64), each with glibc or musl, Linux on \
+i386 with glibc, and Windows on x86-64 and i386 (MinGW-w64); not macOS, the BSDs, 32-bit ARM, \
+or Linux with another C library. A port implements src/platform/platform.h (memory reservation \
+and commit, clock, thread-exit callbacks, locks, thread-local words, start-up hooks, a random \
+secret, stack capture and naming, a fault hook) for its OS and CPU and sets PLATFORM_ADDRESS_BITS."
+#endif
+
+/* A 32-bit program may use the whole 4 GiB (on a 64-bit kernel, or 32-bit
+ * Windows with large-address-aware programs). x86 makes a thread's stores
+ * visible in program order on both widths. */
+#if defined(__x86_64__)
+#define PLATFORM_ADDRESS_BITS 47
+#define PLATFORM_STORES_IN_ORDER 1
+#elif defined(__aarch64__)
+#define PLATFORM_ADDRESS_BITS 48
+#elif defined(__i386__)
+#define PLATFORM_ADDRESS_BITS 32
+#define PLATFORM_STORES_IN_ORDER 1
 #endif
 
 /* Whether platform_release can give back any part of a reservation, and
@@ -59,16 +85,6 @@ for its OS and sets PLATFORM_ADDRESS_BITS."
 #else
 #define PLATFORM_PARTIAL_RELEASE 1
 #define PLATFORM_MOVES_PAGES 1
-#endif
-
-/* User space addresses are below 1 << PLATFORM_ADDRESS_BITS: 128 TiB on
- * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later;
- * the whole 4 GiB for a 32-bit program (on a 64-bit kernel, or 32-bit Windows
- * with large-address-aware programs). */
-#if UINTPTR_MAX > 0xFFFFFFFFu
-#define PLATFORM_ADDRESS_BITS 47
-#else
-#define PLATFORM_ADDRESS_BITS 32
 #endif
 
 /* ---- memory -------------------------------------------------------------- */
@@ -83,7 +99,7 @@ void platform_purge(void *p, size_t size);
  * it would take a fault per OS page; a hint: where the OS cannot (Windows,
  * a Linux kernel before 5.14), the first touches fault as before. */
 void platform_populate(void *p, size_t size);
-/* Asks the OS to back [p, p + size) with huge pages (2 MiB on x86-64) where
+/* Asks the OS to back [p, p + size) with huge pages (2 MiB with 4 KiB pages) where
  * it can, so touching it takes one fault per huge page; a hint: nothing
  * happens where the OS has no such pages for ordinary memory (Windows, whose
  * large pages need a privilege and cannot be purged). */
@@ -108,7 +124,9 @@ bool platform_move_pages(void *from, size_t size, void *to);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
 void platform_table_free(void *p, size_t size);
-/* The OS's page size (valloc, pvalloc). */
+/* The OS's page size, read from the OS at run time (4 KiB on x86-64; 4, 16
+ * or 64 KiB on ARM64 Linux): valloc and pvalloc align to it, and every
+ * range brisk commits, purges or maps starts and ends on one. */
 size_t platform_page_size(void);
 
 /* ---- time, threads, locks, fork -------------------------------------------- */

@@ -20,6 +20,12 @@
 #include <malloc.h>
 #include <stdlib.h>
 
+#ifndef __GLIBC__
+/* glibc's pvalloc, which musl lacks: brisk, linked or preloaded, gives it
+ * (weak, so that the program to be preloaded links without it). */
+extern void *pvalloc(size_t size) __attribute__((weak));
+#endif
+
 #define API_NAME "libc"
 #define A_MALLOC malloc
 #define A_CALLOC calloc
