@@ -65,7 +65,12 @@ class Process:
             return "?"
 
     def alive(self):
-        return os.path.exists(f"/proc/{self.pid}")
+        """Running: a process that exited but is not yet reaped (a zombie) is not."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        except (OSError, IndexError):
+            return False
 
     def read(self, address, size):
         """size bytes at address in the process; TopError when it cannot."""

@@ -8,9 +8,11 @@ several repetitions, medians of wall time:
   stats    BRISK_STATS=1
   profile  BRISK_PROFILE=1
   check    BRISK_CHECK=1
+  heap     BRISK_HEAP_PROFILE at the default rate, with libbrisk-heapprof.so (what
+           `brisk run --heap-profile` preloads; not in the default --modes)
   guard    BRISK_GUARD=on (sampled guard pages at the default rate); guard:N, at rate N
-and, single-threaded, the callgrind instruction counts of nodiag and off (or of
---callgrind-modes), which do not drift with the machine's load; --cpu adds the
+and, single-threaded, the callgrind instruction counts of nodiag, off, heap and
+the guard modes, which do not drift with the machine's load; --cpu adds the
 median CPU time (user and system: a guard page's system calls are system time).
 Prints a markdown table.
 """
@@ -37,8 +39,8 @@ def build(folder, options):
             sys.exit(f"brisk overhead: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
 
 
-def instructions(library, argv, extra_env):
-    env = dict(os.environ, LD_PRELOAD=library, **extra_env)
+def instructions(library, argv, settings):
+    env = dict(os.environ, LD_PRELOAD=library, **settings)
     result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                              *argv], capture_output=True, text=True, env=env)
     match = re.search(r"Collected : (\d+)", result.stderr)
@@ -55,8 +57,6 @@ def main(argv):
                         help="comma-separated configurations to run")
     parser.add_argument("--only", help="comma-separated workloads (default: all the workloads)")
     parser.add_argument("--cpu", action="store_true", help="show median CPU time too")
-    parser.add_argument("--callgrind-modes", default="nodiag,off",
-                        help="configurations counted under callgrind (1 thread, quick sizes)")
     args = parser.parse_args(argv)
     workloads = args.only.split(",") if args.only else WORKLOADS
     unknown = set(workloads) - set(WORKLOADS)
@@ -68,7 +68,8 @@ def main(argv):
     bench_dir = os.path.join(ROOT, "build", "bench")
     launcher = os.path.join(bench_dir, "measure")
     libs = {"nodiag": os.path.join(ROOT, "build-nodiag", "libbrisk.so"),
-            "normal": os.path.join(ROOT, "build", "libbrisk.so")}
+            "normal": os.path.join(ROOT, "build", "libbrisk.so"),
+            "heapprof": os.path.join(ROOT, "build", "libbrisk-heapprof.so.0")}
     lines_dir = brisk_bench.lines_data(
         bench_dir, brisk_bench.LINES_QUICK if args.quick else brisk_bench.LINES_FULL)
     scratch = tempfile.mkdtemp(prefix="brisk-overhead-")
@@ -80,6 +81,7 @@ def main(argv):
         "profile": (libs["normal"], {"BRISK_PROFILE": "1",
                                      "BRISK_PROFILE_FILE": os.path.join(scratch, "profile")}),
         "check": (libs["normal"], {"BRISK_CHECK": "1"}),
+        "heap": (libs["heapprof"], {"BRISK_HEAP_PROFILE": os.path.join(scratch, "heap.pb.gz")}),
         "guard": (libs["normal"], {"BRISK_GUARD": "on"}),
     }
     modes = args.modes.split(",")
@@ -116,9 +118,9 @@ def main(argv):
                 else:
                     times[(w, c)].append(float("nan"))
                     cpu[(w, c)].append(float("nan"))
-    counted = [c for c in args.callgrind_modes.split(",") if c in configs]
     counts = {}
-    if not args.no_callgrind and len(counted) >= 2:
+    counted = [c for c in configs if c in ("nodiag", "off", "heap") or c.startswith("guard")]
+    if not args.no_callgrind:
         for w in workloads:
             for c in counted:
                 counts[(w, c)] = instructions(configs[c][0], workload_argv(w, 1, True),
@@ -127,10 +129,14 @@ def main(argv):
     print(f"\nDiagnostic modes' cost: median wall time of {args.reps} interleaved runs, "
           f"{args.threads} threads{' (quick sizes)' if args.quick else ''}; "
           "ratio to `off` in brackets.\n")
+    with open("/proc/loadavg") as f:
+        print(f"load average at the end: {' '.join(f.read().split()[:3])}\n")
+    columns = [f"callgrind {c}" for c in counted] if counts else []
+    if columns:
+        print("callgrind: instructions of a 1-thread run at the quick sizes, ratio to off.\n")
     shown = [(c, "") for c in configs] + ([(c, " CPU") for c in configs] if args.cpu else [])
-    print("| workload | " + " | ".join(c + kind for c, kind in shown) +
-          f" | callgrind {' / '.join(counted)} (1 thread, quick) |")
-    print("|---|" + "---|" * len(shown) + "---|")
+    print("| workload | " + " | ".join([c + kind for c, kind in shown] + columns) + " |")
+    print("|---|" + "---|" * (len(shown) + len(columns)))
     for w in workloads:
         cells = []
         for c, kind in shown:
@@ -139,12 +145,10 @@ def main(argv):
             m = statistics.median(figures[(w, c)])
             ratio = m / base if base > 0 else float("nan")
             cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({ratio:.3f}x)"))
-        found = [counts.get((w, c)) for c in counted]
-        if all(found):
-            off = counts.get((w, "off")) or found[0]
-            ratio = " / ".join(f"{n:,}" for n in found) + " (" + ", ".join(
-                f"{n / off:.4f}x" for n in found) + " of off)"
-        else:
-            ratio = "-"
-        print(f"| {w} | " + " | ".join(cells) + f" | {ratio} |")
+        off = counts.get((w, "off"))
+        for c in (counted if counts else []):
+            n = counts.get((w, c))
+            cells.append("-" if not n else f"{n:,}" + (
+                "" if c == "off" or not off else f" ({n / off:.4f}x)"))
+        print(f"| {w} | " + " | ".join(cells) + " |")
     return 0

@@ -28,10 +28,10 @@
 
 #include <string.h>
 
-#define GUARD_SLOTS 256
+/* Slots in one segment: 256 with 4 KiB OS pages, fewer with larger ones
+ * (ARM64's 16 or 64 KiB), set at start-up. */
+#define GUARD_SLOTS_MAX 256
 #define GUARD_FIRST_DATA 2 /* the header, then a guard page */
-#define GUARD_REGION ((GUARD_FIRST_DATA + 2 * GUARD_SLOTS) * OS_PAGE_SIZE)
-_Static_assert(GUARD_REGION <= SEGMENT_SIZE, "the guard region is one segment");
 #define SLACK_FILL 0xAB
 
 enum { SLOT_UNUSED, SLOT_LIVE, SLOT_FREEING, SLOT_FREED };
@@ -53,12 +53,14 @@ static guard_slot *slots;
 static long rate;
 /* Slots to hand out next, oldest freed first: a freed page stays
  * inaccessible while every other slot is used once. */
-static uint16_t queue[GUARD_SLOTS];
+static unsigned slot_count;
+static size_t page_size; /* the OS's */
+static uint16_t queue[GUARD_SLOTS_MAX];
 static unsigned queue_head, queue_count, samples;
 static platform_lock_t guard_lock = PLATFORM_LOCK_INIT;
 
 static uint8_t *slot_page(unsigned slot) {
-  return region + (GUARD_FIRST_DATA + 2 * (size_t)slot) * OS_PAGE_SIZE;
+  return region + (GUARD_FIRST_DATA + 2 * (size_t)slot) * page_size;
 }
 
 void guard_init(void) {
@@ -69,10 +71,13 @@ void guard_init(void) {
                   "call (checked mode checks every block)\n");
     return;
   }
+  page_size = os_page_size();
+  slot_count = (unsigned)((SEGMENT_SIZE / page_size - GUARD_FIRST_DATA) / 2);
+  if (slot_count > GUARD_SLOTS_MAX) slot_count = GUARD_SLOTS_MAX;
   segment_t *segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
-  slots = platform_table_alloc(GUARD_SLOTS * sizeof(guard_slot));
-  if (segment == NULL || slots == NULL || !memory_commit(segment, OS_PAGE_SIZE) ||
-      !platform_protect((uint8_t *)segment + OS_PAGE_SIZE, SEGMENT_SIZE - OS_PAGE_SIZE, false)) {
+  slots = platform_table_alloc(GUARD_SLOTS_MAX * sizeof(guard_slot));
+  if (segment == NULL || slots == NULL || !memory_commit(segment, page_size) ||
+      !platform_protect((uint8_t *)segment + page_size, SEGMENT_SIZE - page_size, false)) {
     msg_printf(2, "brisk: warning: BRISK_GUARD is off: no memory for its region\n");
     return;
   }
@@ -82,9 +87,9 @@ void guard_init(void) {
   segment->page_count = 1;
   atomic_store_relaxed(&segment->pages[0].xflags, PAGE_IN_USE | PAGE_HUGE);
   region = (uint8_t *)segment;
-  for (unsigned i = 0; i < GUARD_SLOTS; i++)
+  for (unsigned i = 0; i < slot_count; i++)
     queue[i] = (uint16_t)i;
-  queue_count = GUARD_SLOTS;
+  queue_count = slot_count;
   segment_map_set(segment, true);
   report_fault_watch(guard_fault);
   guard_on = true;
@@ -133,16 +138,16 @@ void *guard_alloc(heap_t *heap, size_t size) {
     return NULL;
   }
   unsigned index = queue[queue_head];
-  queue_head = (queue_head + 1) % GUARD_SLOTS;
+  queue_head = (queue_head + 1) % slot_count;
   queue_count--;
   bool at_start = (++samples & 1) == 0;
   platform_lock_release(&guard_lock);
   guard_slot *slot = &slots[index];
   uint8_t *page = slot_page(index);
-  if (!platform_protect(page, OS_PAGE_SIZE, true)) return NULL; /* the slot stays out */
+  if (!platform_protect(page, page_size, true)) return NULL; /* the slot stays out */
   size_t rounded = align_up(size == 0 ? 1 : size, ALIGNMENT_MIN);
-  uint8_t *block = at_start ? page : page + OS_PAGE_SIZE - rounded;
-  uint8_t *fill_end = at_start ? page + OS_PAGE_SIZE : block + rounded;
+  uint8_t *block = at_start ? page : page + page_size - rounded;
+  uint8_t *fill_end = at_start ? page + page_size : block + rounded;
   memset(block + size, SLACK_FILL, (size_t)(fill_end - block) - size);
   slot->block = block;
   slot->size = size;
@@ -156,10 +161,10 @@ void *guard_alloc(heap_t *heap, size_t size) {
 
 /* The slot whose data page holds p, or -1. */
 static int slot_of(const void *p) {
-  size_t page = (size_t)((const uint8_t *)p - region) / OS_PAGE_SIZE;
+  size_t page = (size_t)((const uint8_t *)p - region) / page_size;
   if (page < GUARD_FIRST_DATA || (page - GUARD_FIRST_DATA) % 2 != 0) return -1;
   size_t slot = (page - GUARD_FIRST_DATA) / 2;
-  return slot < GUARD_SLOTS ? (int)slot : -1;
+  return slot < slot_count ? (int)slot : -1;
 }
 
 static void print_stacks(const guard_slot *slot) {
@@ -200,7 +205,7 @@ void guard_free(const void *p) {
                    "guarded block starts there");
   }
   uint8_t *at = slot->block + slot->size;
-  uint8_t *fill_end = slot->at_start ? slot_page((unsigned)index) + OS_PAGE_SIZE
+  uint8_t *fill_end = slot->at_start ? slot_page((unsigned)index) + page_size
                                      : slot->block + align_up(slot->size ? slot->size : 1, 16);
   /* A word at a time where the fill is whole words: a page's worth of
    * bytes one by one cost more than the rest of the free. */
@@ -221,9 +226,9 @@ void guard_free(const void *p) {
   slot->free_thread = platform_thread_id();
   slot->free_frames = capture(slot->free_stack);
   atomic_store_release(&slot->xstate, SLOT_FREED);
-  platform_protect(slot_page((unsigned)index), OS_PAGE_SIZE, false);
+  platform_protect(slot_page((unsigned)index), page_size, false);
   platform_lock_acquire(&guard_lock);
-  queue[(queue_head + queue_count) % GUARD_SLOTS] = (uint16_t)index;
+  queue[(queue_head + queue_count) % slot_count] = (uint16_t)index;
   queue_count++;
   platform_lock_release(&guard_lock);
 }
@@ -234,9 +239,9 @@ void guard_free(const void *p) {
 void guard_unsample(void *p) {
   int index = slot_of(p);
   atomic_store_relaxed(&slots[index].xstate, SLOT_UNUSED);
-  platform_protect(slot_page((unsigned)index), OS_PAGE_SIZE, false);
+  platform_protect(slot_page((unsigned)index), page_size, false);
   platform_lock_acquire(&guard_lock);
-  queue_head = (queue_head + GUARD_SLOTS - 1) % GUARD_SLOTS;
+  queue_head = (queue_head + slot_count - 1) % slot_count;
   queue[queue_head] = (uint16_t)index;
   queue_count++;
   platform_lock_release(&guard_lock);
@@ -251,7 +256,7 @@ size_t guard_usable_size(const void *p) {
 
 /* The slot a fault at address is about, and what kind of access it was. */
 static int fault_slot(const uint8_t *address, const char **kind) {
-  size_t page = (size_t)(address - region) / OS_PAGE_SIZE;
+  size_t page = (size_t)(address - region) / page_size;
   if (page >= GUARD_FIRST_DATA && (page - GUARD_FIRST_DATA) % 2 == 0) {
     *kind = "use after free";
     return slot_of(address);
@@ -259,7 +264,7 @@ static int fault_slot(const uint8_t *address, const char **kind) {
   /* A guard page: an overflow of the slot before it, or an underflow of the
    * slot after it, whichever block lies nearer the access. */
   int before = page >= GUARD_FIRST_DATA + 1 ? (int)(page - GUARD_FIRST_DATA - 1) / 2 : -1;
-  int after = before + 1 < GUARD_SLOTS ? before + 1 : -1;
+  int after = before + 1 < (int)slot_count ? before + 1 : -1;
   size_t past_end = SIZE_MAX, to_start = SIZE_MAX;
   if (before >= 0 && atomic_load_relaxed(&slots[before].xstate) != SLOT_UNUSED)
     past_end = (size_t)(address - (slots[before].block + slots[before].size));
@@ -275,7 +280,7 @@ static int fault_slot(const uint8_t *address, const char **kind) {
 
 void guard_fault(const platform_fault *fault) {
   const uint8_t *address = fault->address;
-  if (region == NULL || address < region || address >= region + GUARD_REGION) return;
+  if (region == NULL || address < region || address >= region + SEGMENT_SIZE) return;
   const char *kind;
   int index = fault_slot(address, &kind);
   report_begin();
