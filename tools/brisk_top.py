@@ -176,6 +176,13 @@ def find_descriptor(process):
     # brisk's own library first, then the program (brisk linked in), then the rest.
     order = sorted(modules, key=lambda p: (0 if "brisk" in os.path.basename(p) else
                                            1 if p == exe else 2, p))
+    try:
+        with open(f"/proc/{process.pid}/exe", "rb") as f:
+            if f.read(5)[4:5] == b"\x01":
+                raise TopError(f"process {process.pid} ({process.name()}) is a 32-bit program; "
+                               f"brisk top reads 64-bit ones")
+    except OSError:
+        pass
     for path in order:
         found = elf_symbol(path, SYMBOL)
         if found is None:
@@ -199,6 +206,9 @@ class Descriptor:
             raise TopError(f"process {process.pid}: {SYMBOL.decode()} in {path} is not brisk's "
                            f"descriptor (no magic tag)")
         self.version = version.split(b"\0")[0].decode(errors="replace")
+        if layout == 0x8001:
+            raise TopError(f"process {process.pid} is a 32-bit program (brisk {self.version}); "
+                           f"brisk top reads 64-bit ones")
         if layout != LAYOUT:
             raise TopError(f"process {process.pid} runs brisk {self.version}, whose descriptor "
                            f"has layout {layout}; this brisk top reads layout {LAYOUT}: use "

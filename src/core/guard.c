@@ -302,7 +302,20 @@ void guard_fault(const platform_fault *fault) {
                freed ? ", freed" : "");
   }
   msg_printf(2, "brisk:   at (thread %u):\n", platform_thread_id());
-  stack_print_current(2, "brisk:     ");
+  /* The faulting instruction first (one byte on, as a return address is
+   * named), then its callers: the handler's own stack after the frame of
+   * the fault, or all of it where the unwinder does not see that frame
+   * (frame pointers, as on musl, stop at the signal frame). */
+  void *frames[SITE_FRAMES + 1];
+  frames[0] = (void *)(fault->pc + 1);
+  void *captured[SITE_FRAMES];
+  int count = stack_capture(captured, 1), first = 0;
+  for (int i = 0; i < count; i++)
+    if ((uintptr_t)captured[i] - fault->pc <= 1) first = i + 1; /* the fault's own frame */
+  int shown = 1;
+  for (int i = first; i < count && shown < SITE_FRAMES + 1; i++)
+    frames[shown++] = captured[i];
+  stack_print(2, frames, shown, "brisk:     ");
   if (index >= 0) print_stacks(&slots[index]);
   platform_abort();
 }

@@ -13,7 +13,9 @@
 
 #include <stddef.h>
 
-#define INTROSPECTION_LAYOUT 1
+/* A 32-bit build has 4-byte pointers and figures: a layout of its own,
+ * which brisk top (64-bit processes only) names instead of misreading. */
+#define INTROSPECTION_LAYOUT (sizeof(void *) == 8 ? 1 : 0x8001)
 #define FIGURE_PURGER_ROUNDS MEMORY_FIGURE_COUNT
 #define FIGURE_PURGER_RETURNED (MEMORY_FIGURE_COUNT + 1)
 #define INTROSPECTION_FIGURES (MEMORY_FIGURE_COUNT + 2)

@@ -150,8 +150,8 @@ uint64_t memory_returned_bytes(void) {
   return atomic_load_relaxed(&xpurged_bytes) + atomic_load_relaxed(&xreleased_bytes);
 }
 
-/* Each a 64-bit word (size_t is one on every platform brisk supports). */
-_Static_assert(sizeof(_Atomic(size_t)) == 8 && sizeof(_Atomic(uint64_t)) == 8, "64-bit figures");
+/* Words of the process's own width (size_t): 64-bit ones are what brisk
+ * top reads (introspection.c marks a 32-bit build's layout apart). */
 const void *memory_figure_address(memory_figure id) {
   switch (id) {
   case FIGURE_MAPPED:

@@ -129,10 +129,15 @@ def main(argv):
         subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True)
 
     # Rights: another user may not read the program's memory.
-    if os.geteuid() == 0 and shutil.which("setpriv"):
-        bad_input("another user's process", ["setpriv", "--reuid=65534", "--regid=65534",
-                                             "--clear-groups"] + top + [str(program.pid)],
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    if os.geteuid() == 0 and shutil.which("setpriv") and subprocess.run(
+            nobody + [sys.executable, "-c", f"import os; os.stat({checkout!r})"],
+            capture_output=True).returncode == 0:
+        bad_input("another user's process", nobody + top + [str(program.pid)],
                   "not allowed to read process")
+    elif os.geteuid() == 0:
+        print("SKIPPED another user's process: user 65534 cannot run python3 on this "
+              "checkout here (setpriv missing or the files not readable to it)")
     elif os.geteuid() != 0:
         bad_input("root's process", top + ["1"], "not allowed to read process")
 
