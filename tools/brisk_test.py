@@ -52,9 +52,6 @@ ARM64_EXCLUDED = {
     "glibc_glibc_compat": "qemu-user ignores RLIMIT_AS, whose failures these check",
     "memory_bounds": "its bounds are the process's resident memory while threads come and go, "
                      "and qemu-user keeps memory for every thread that ran",
-    "override_fork_signal_preload|override_fork_signal_linked|glibc_fork_signal":
-        "qemu-user delivers a signal only between the blocks it translates, so too few land "
-        "while fork runs for the test to check anything (it fails so on glibc's malloc too)",
 }
 ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL=OFF",
          # a quarter of the iterations: every instruction is emulated
