@@ -81,6 +81,9 @@ out=$(cd / && "$prefix/bin/brisk" run --stats -- /bin/true 2>&1) &&
 result $ok "installed brisk run --stats -- /bin/true: the installed library's statistics"
 [ -s "$prefix/share/brisk/pascal/BriskMM.pas" ] && ok=yes || ok=no
 result $ok "BriskMM.pas installed in share/brisk/pascal"
+[ -s "$prefix/share/brisk/pascal/brisk.lpk" ] && [ -s "$prefix/share/brisk/pascal/brisk.pas" ] &&
+  ok=yes || ok=no
+result $ok "the Lazarus package brisk.lpk (and its main unit) installed in share/brisk/pascal"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
