@@ -46,6 +46,9 @@ if(BRISK_OVERRIDE)
   configure_file(cmake/libbrisk.so.in ${PROJECT_BINARY_DIR}/install/libbrisk.so @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/install/libbrisk.so DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+if(TARGET brisk_heapprof) # preloaded by `brisk run --heap-profile`, never linked
+  install(TARGETS brisk_heapprof LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
+endif()
 install(FILES include/brisk.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT briskTargets NAMESPACE brisk:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/brisk)

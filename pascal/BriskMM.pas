@@ -125,8 +125,8 @@ implementation
 
 { --- the C API ------------------------------------------------------------ }
 
-{$IF DEFINED(FPC) AND NOT DEFINED(CPUX86_64)}
-  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 (see brisk_binding_getmem below)}
+{$IF DEFINED(FPC) AND NOT (DEFINED(CPUX86_64) OR DEFINED(CPUI386))}
+  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 or i386 (see brisk_binding_getmem below)}
 {$IFEND}
 
 type
@@ -178,7 +178,9 @@ function brisk_binding_bytes_in_use: NativeUInt; cdecl;
 { The memory manager's entries (see the record below) carry the record's own
   calling convention, the compiler's default: on x86-64 every Free Pascal
   convention is the platform's C one (System V on Linux, Microsoft x64 on
-  Windows), and Delphi has only the latter on Win64. }
+  Windows), and Delphi has only the latter on Win64; on i386 it is
+  "register", which brisk.h gives these entries there (BRISK_BINDING_CALL:
+  GCC's regparm(3), the same three registers in the same order). }
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external BriskLibName name 'brisk_binding_set_error_handler';
 function brisk_binding_getmem(Size: PtrUInt): Pointer;
@@ -223,7 +225,21 @@ procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_d
   {$LINKLIB c}
   {$LINKLIB pthread}
   {$LINKLIB dl}
+  {$IFDEF CPUI386}
+  { 32-bit x86: brisk's 64-bit arithmetic calls libgcc's helpers (gcc's
+    32-bit libgcc.a, from gcc-multilib, on the library path). }
+  {$LINKLIB gcc}
+  {$ENDIF}
 {$ENDIF}
+const
+  { C's names in an object file have an underscore in front on 32-bit
+    Windows: Free Pascal adds it to a cdecl function's external name, not
+    to the others' (the memory manager's entries, in its own convention). }
+{$IF DEFINED(MSWINDOWS) AND DEFINED(CPUI386)}
+  BriskSymbolPrefix = '_';
+{$ELSE}
+  BriskSymbolPrefix = '';
+{$IFEND}
 function brisk_version: PAnsiChar; cdecl; external name 'brisk_version';
 function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'brisk_binding_free';
 function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
@@ -231,14 +247,18 @@ function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: Nat
 function brisk_binding_bytes_in_use: NativeUInt; cdecl; external name 'brisk_binding_bytes_in_use';
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external name 'brisk_binding_set_error_handler';
-function brisk_binding_getmem(Size: PtrUInt): Pointer; external name 'brisk_binding_getmem';
-function brisk_binding_freemem(P: Pointer): PtrUInt; external name 'brisk_binding_freemem';
+function brisk_binding_getmem(Size: PtrUInt): Pointer;
+  external name BriskSymbolPrefix + 'brisk_binding_getmem';
+function brisk_binding_freemem(P: Pointer): PtrUInt;
+  external name BriskSymbolPrefix + 'brisk_binding_freemem';
 function brisk_binding_freemem_size(P: Pointer; Size: PtrUInt): PtrUInt;
-  external name 'brisk_binding_freemem_size';
-function brisk_binding_allocmem(Size: PtrUInt): Pointer; external name 'brisk_binding_allocmem';
+  external name BriskSymbolPrefix + 'brisk_binding_freemem_size';
+function brisk_binding_allocmem(Size: PtrUInt): Pointer;
+  external name BriskSymbolPrefix + 'brisk_binding_allocmem';
 function brisk_binding_reallocmem(var P: Pointer; Size: PtrUInt): Pointer;
-  external name 'brisk_binding_reallocmem';
-function brisk_binding_memsize(P: Pointer): PtrUInt; external name 'brisk_binding_memsize';
+  external name BriskSymbolPrefix + 'brisk_binding_reallocmem';
+function brisk_binding_memsize(P: Pointer): PtrUInt;
+  external name BriskSymbolPrefix + 'brisk_binding_memsize';
 function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external name 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; external name 'brisk_owns';
 procedure brisk_collect; cdecl; external name 'brisk_collect';
@@ -330,20 +350,29 @@ end;
 {$IFDEF FPC}
 { --- Free Pascal: TMemoryManager ------------------------------------------------ }
 
+type
+  { Word-sized, so that one compare-and-swap updates it (Int64 on 64-bit
+    targets, for InterlockedCompareExchange64). }
+  TBriskPeak = {$IFDEF CPU64}Int64{$ELSE}PtrUInt{$ENDIF};
+
 var
-  { The largest CurrHeapUsed a status call has seen (see the unit's header).
-    Int64 so that InterlockedCompareExchange64 applies; 64-bit targets only. }
-  PeakUsedSeen: Int64 = 0;
+  { The largest CurrHeapUsed a status call has seen (see the unit's header). }
+  PeakUsedSeen: TBriskPeak = 0;
 
 { Raises PeakUsedSeen to Used unless another thread already saw more. }
-procedure NotePeak(Used: Int64);
+procedure NotePeak(Used: TBriskPeak);
 var
-  Peak: Int64;
+  Peak: TBriskPeak;
 begin
   Peak := PeakUsedSeen;
   while Used > Peak do
   begin
+{$IFDEF CPU64}
     if InterlockedCompareExchange64(PeakUsedSeen, Used, Peak) = Peak then
+{$ELSE}
+    if PtrUInt(InterlockedCompareExchange(Pointer(PeakUsedSeen), Pointer(Used),
+      Pointer(Peak))) = Peak then
+{$ENDIF}
       Break;
     Peak := PeakUsedSeen;
   end;
@@ -424,7 +453,7 @@ end;
 function BriskGetFPCHeapStatus: TFPCHeapStatus;
 var
   Info: TBriskMemoryInfo;
-  Used: Int64;
+  Used: TBriskPeak;
 begin
   Used := brisk_binding_bytes_in_use;
   NotePeak(Used);

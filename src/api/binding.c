@@ -176,7 +176,7 @@ static NOINLINE void *binding_getmem_slow(size_t size) {
   return p;
 }
 
-void *brisk_binding_getmem(size_t size) {
+void *BRISK_BINDING_CALL brisk_binding_getmem(size_t size) {
   heap_t *heap = heap_current();
   page_t *page = fast_page(heap, size);
   if (unlikely(page == NULL)) return binding_getmem_slow(size);
@@ -184,11 +184,11 @@ void *brisk_binding_getmem(size_t size) {
   return page_pop(page);
 }
 
-size_t brisk_binding_freemem(void *block) {
+size_t BRISK_BINDING_CALL brisk_binding_freemem(void *block) {
   return binding_free(block, BRISK_BINDING_FOREIGN_FREEMEM);
 }
 
-size_t brisk_binding_freemem_size(void *block, size_t size) {
+size_t BRISK_BINDING_CALL brisk_binding_freemem_size(void *block, size_t size) {
   if (size == 0 || block == NULL) return 0;
   if (!brisk_owns(block)) return binding_foreign(BRISK_BINDING_FOREIGN_FREEMEM_SIZE, block, size);
   /* A size larger than the block catches a pointer freed with another
@@ -198,13 +198,13 @@ size_t brisk_binding_freemem_size(void *block, size_t size) {
   return binding_free(block, 0);
 }
 
-void *brisk_binding_allocmem(size_t size) {
+void *BRISK_BINDING_CALL brisk_binding_allocmem(size_t size) {
   void *p = brisk_binding_getmem(size);
   if (p != NULL) memset(p, 0, size);
   return p;
 }
 
-void *brisk_binding_reallocmem(void **block, size_t size) {
+void *BRISK_BINDING_CALL brisk_binding_reallocmem(void **block, size_t size) {
   void *p = *block;
   if (size == 0) {
     if (p != NULL) {
@@ -222,7 +222,7 @@ void *brisk_binding_reallocmem(void **block, size_t size) {
   return *block = q;
 }
 
-size_t brisk_binding_memsize(void *block) {
+size_t BRISK_BINDING_CALL brisk_binding_memsize(void *block) {
   size_t size = binding_size_of(block);
   if (unlikely(size == 0) && block != NULL)
     return binding_foreign(BRISK_BINDING_FOREIGN_MEMSIZE, block, 0);

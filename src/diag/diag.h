@@ -33,6 +33,32 @@ INTERNAL void site_print_trace(int fd, uint32_t site, const char *indent);
 /* The site's stack, innermost frame first; returns how many frames. */
 INTERNAL int site_frames(uint32_t site, void *const **frames);
 
+/* ---- pprof.c: profiles in pprof's format (gzipped profile.proto) and folded stacks ---- */
+#define PROFILE_VALUES_MAX 4
+/* One stack (a call site) and its values, in the order of the shape's types. */
+typedef struct profile_sample {
+  uint32_t site;
+  int64_t values[PROFILE_VALUES_MAX];
+} profile_sample;
+typedef struct profile_shape {
+  int value_count;
+  const char *types[PROFILE_VALUES_MAX]; /* "inuse_space", ... */
+  const char *units[PROFILE_VALUES_MAX]; /* "bytes", "count" */
+  int default_type;                      /* the value pprof shows unless told */
+  int period_type;                       /* the value the period counts */
+  int64_t period;                        /* bytes between samples; 0 when every one is kept */
+  const char *comment;                   /* NULL: none */
+} profile_shape;
+/* Writes the samples as a gzipped profile.proto; false when it did not fit. */
+INTERNAL bool profile_write_pprof(int fd, const profile_shape *shape, const profile_sample *samples,
+                                  size_t count);
+/* Writes "outer;...;inner value" lines of one of the values. */
+INTERNAL void profile_write_folded(int fd, const profile_sample *samples, size_t count, int value);
+/* The format a report file's name asks for: pprof (.pb.gz, .pprof), folded
+ * stacks (.folded, .collapsed) or brisk's text (anything else). */
+typedef enum report_format { FORMAT_TEXT, FORMAT_PPROF, FORMAT_FOLDED } report_format;
+INTERNAL report_format report_format_of(const char *path);
+
 /* ---- block trailers: the last bytes of every block while diag_counting is on ---- */
 typedef struct diag_trailer_s {
   uint64_t requested; /* bytes asked for */
@@ -100,7 +126,26 @@ INTERNAL void stats_usage_get(stats_usage *usage);
 INTERNAL void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena);
 
 /* ---- leaks.c ------------------------------------------------------------------------------ */
-INTERNAL void leaks_report(void);
+/* The leak report (BRISK_LEAKS_FILE, BRISK_LEAKS_SUPPRESS); whether the
+ * program leaked (blocks left that are neither the C library's nor
+ * suppressed). */
+INTERNAL bool leaks_report(void);
+
+/* ---- heap_profile.c: sampled allocations (BRISK_HEAP_PROFILE) ------------------------------ */
+/* An allocation whose size took the thread's countdown (THREAD_SAMPLE, its
+ * bytes left before the next sample) below zero; the word holds the result. */
+INTERNAL void *heap_profile_due(heap_t *heap, size_t size, bool zero);
+/* malloc_slow's allocation while heap_sampling is on (libbrisk.so, whose
+ * fast path does not count): counts down, then heap_profile_due. */
+INTERNAL void *heap_profile_malloc(heap_t *heap, size_t size, bool zero);
+INTERNAL void heap_profile_init(void);
+/* Writes the heap profile to path, or (NULL) to the setting's file numbered
+ * .1, .2, ... before its extension; false (errno set) on failure. */
+INTERNAL bool heap_profile_dump(const char *path);
+/* At exit: the heap profile to the setting's file. */
+INTERNAL void heap_profile_report(void);
+/* In a forked child: the table's lock, whoever held it, is free. */
+INTERNAL void heap_profile_after_fork(void);
 
 /* ---- profile.c: sampled slow-path events --------------------------------------------------- */
 /* hooks.event while profile_on is set. */

@@ -19,6 +19,7 @@
  * instance size is the block's size, as TObject.NewInstance allocates it. */
 #include "diag.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define TOP_SITES 20
@@ -164,89 +165,224 @@ static bool kept_by_c_runtime(uint32_t site) {
   return count > 0; /* the whole stack is the runtime's (start-up) */
 }
 
+/* ---- suppressions (BRISK_LEAKS_SUPPRESS) ------------------------------------------ */
+#define SUPPRESS_TEXT 65536
+#define SUPPRESS_MAX 512
+
+static char suppress_text[SUPPRESS_TEXT];
+static const char *suppress[SUPPRESS_MAX];
+static size_t suppress_count;
+
+/* Whether text matches pattern, whose '*' stands for any run of characters. */
+static bool glob_match(const char *pattern, const char *text) {
+  if (*pattern == 0) return *text == 0;
+  if (*pattern == '*') {
+    for (const char *at = text;; at++) {
+      if (glob_match(pattern + 1, at)) return true;
+      if (*at == 0) return false;
+    }
+  }
+  return *text != 0 && *pattern == *text && glob_match(pattern + 1, text + 1);
+}
+
+/* One pattern a line; blank lines and lines starting with '#' are skipped,
+ * and LeakSanitizer's "leak:" prefix is accepted. */
+static void suppressions_load(void) {
+  const char *path = option_text(OPTION_LEAKS_SUPPRESS);
+  if (path == NULL) return;
+  if (platform_read_file(path, suppress_text, sizeof suppress_text) < 0) {
+    msg_printf(2, "brisk: warning: BRISK_LEAKS_SUPPRESS=%s cannot be read: %s\n", path,
+               strerror(errno));
+    return;
+  }
+  char *line = suppress_text;
+  while (*line && suppress_count < SUPPRESS_MAX) {
+    char *end = line + strcspn(line, "\r\n");
+    char *next = *end ? end + 1 : end;
+    *end = 0;
+    while (*line == ' ' || *line == '\t')
+      line++;
+    for (char *tail = line + strlen(line); tail > line && (tail[-1] == ' ' || tail[-1] == '\t');)
+      *--tail = 0;
+    if (starts_with(line, "leak:")) line += 5;
+    if (*line != 0 && *line != '#') suppress[suppress_count++] = line;
+    line = next;
+  }
+}
+
+/* A frame's function (platform_symbol_describe, less its place) and module. */
+static bool frame_suppressed(void *pc) {
+  char text[400], module[256], exported[256];
+  platform_symbol_describe(pc, text, sizeof text);
+  char *cut = strstr(text, " (");
+  if (cut != NULL) *cut = 0;
+  cut = strstr(text, "+0x");
+  if (cut != NULL) *cut = 0;
+  platform_code_names(pc, module, exported, sizeof module);
+  const char *slash = strrchr(module, '/');
+  const char *backslash = strrchr(module, '\\');
+  const char *base = backslash > slash ? backslash + 1 : slash ? slash + 1 : module;
+  for (size_t i = 0; i < suppress_count; i++)
+    if (glob_match(suppress[i], text) || (module[0] && glob_match(suppress[i], module)) ||
+        (base[0] && glob_match(suppress[i], base)))
+      return true;
+  return false;
+}
+
+static bool site_suppressed(uint32_t site) {
+  void *const *frames;
+  int count = site_frames(site, &frames);
+  for (int i = 0; i < count; i++)
+    if (frame_suppressed(frames[i])) return true;
+  return false;
+}
+
+/* ---- the report -------------------------------------------------------------------- */
 static const char *blocks_word(uint64_t count) {
   return count == 1 ? "block" : "blocks";
 }
 
-static void print_group(int number, uint64_t bytes, uint64_t blocks, const char *where) {
-  msg_printf(2, "brisk: #%d %llu bytes in %llu %s %s\n", number, (unsigned long long)bytes,
+static void print_group(int fd, int number, uint64_t bytes, uint64_t blocks, const char *where) {
+  msg_printf(fd, "brisk: #%d %llu bytes in %llu %s %s\n", number, (unsigned long long)bytes,
              (unsigned long long)blocks, blocks_word(blocks), where);
 }
 
-static void print_class(const site_class *class, uint64_t blocks) {
+static void print_class(int fd, const site_class *class, uint64_t blocks) {
   char name[256];
   memcpy(name, class->name + 1, class->name[0]);
   name[class->name[0]] = 0;
   if (class->objects == blocks)
-    msg_printf(2, "brisk:     (%s of class %s)\n", class->objects == 1 ? "an object" : "objects",
+    msg_printf(fd, "brisk:     (%s of class %s)\n", class->objects == 1 ? "an object" : "objects",
                name);
   else
-    msg_printf(2, "brisk:     (%llu of the %llu blocks: objects of class %s)\n",
+    msg_printf(fd, "brisk:     (%llu of the %llu blocks: objects of class %s)\n",
                (unsigned long long)class->objects, (unsigned long long)blocks, name);
 }
 
-void leaks_report(void) {
+static void print_text(int fd, const uint32_t *ids, size_t kept, leak_totals program,
+                       const leak_walk *walk) {
+  if (program.blocks == 0) {
+    msg_printf(fd, "brisk: leak report: no blocks left allocated at exit by the program\n");
+    return;
+  }
+  msg_printf(fd, "brisk: leak report: %llu bytes in %llu %s still allocated at exit\n",
+             (unsigned long long)program.bytes, (unsigned long long)program.blocks,
+             blocks_word(program.blocks));
+  size_t shown = kept < TOP_SITES ? kept : TOP_SITES;
+  sites_prepare_names(ids, shown);
+  int number = 1;
+  for (size_t i = 0; i < shown; i++, number++) {
+    print_group(fd, number, site_bytes(ids[i]), site_count(ids[i]), "allocated at:");
+    if (walk->classes != NULL && walk->classes[ids[i] - 1].name != NULL)
+      print_class(fd, &walk->classes[ids[i] - 1], site_count(ids[i]));
+    site_print_trace(fd, ids[i], "brisk:     ");
+  }
+  leak_totals rest = {0, 0};
+  for (size_t i = shown; i < kept; i++) {
+    rest.blocks += site_count(ids[i]);
+    rest.bytes += site_bytes(ids[i]);
+  }
+  if (rest.blocks != 0) {
+    char where[80];
+    msg_format(where, sizeof where, "allocated at %zu more call sites", kept - shown);
+    print_group(fd, number++, rest.bytes, rest.blocks, where);
+  }
+  if (walk->unattributed.blocks != 0)
+    print_group(fd, number, walk->unattributed.bytes, walk->unattributed.blocks,
+                "allocated where no call site was recorded (before start-up was complete)");
+}
+
+/* pprof or folded stacks: one sample per call site, blocks and bytes. */
+static void write_stacks(int fd, report_format format, const uint32_t *ids, size_t kept) {
+  profile_sample *samples = platform_table_alloc(SITE_CAPACITY * sizeof *samples);
+  if (samples == NULL) return;
+  for (size_t i = 0; i < kept; i++)
+    samples[i] = (profile_sample){
+        .site = ids[i], .values = {(int64_t)site_count(ids[i]), (int64_t)site_bytes(ids[i])}};
+  if (format == FORMAT_PPROF) {
+    static const profile_shape shape = {
+        .value_count = 2,
+        .types = {"leaked_objects", "leaked_space"},
+        .units = {"count", "bytes"},
+        .default_type = 1,
+        .period_type = 1,
+        .comment = "brisk leak report: blocks still allocated at exit, by allocation stack",
+    };
+    if (!profile_write_pprof(fd, &shape, samples, kept))
+      msg_printf(2, "brisk: the leak report is too large for pprof's format here\n");
+  } else {
+    profile_write_folded(fd, samples, kept, 1);
+  }
+  platform_table_free(samples, SITE_CAPACITY * sizeof *samples);
+}
+
+static void print_not_counted(int fd, const char *what, leak_totals totals) {
+  if (totals.blocks != 0)
+    msg_printf(fd, "brisk: not counted: %llu bytes in %llu %s %s\n",
+               (unsigned long long)totals.bytes, (unsigned long long)totals.blocks,
+               blocks_word(totals.blocks), what);
+}
+
+bool leaks_report(void) {
   in_diag_set(true);
   sites_reset_counts();
+  suppressions_load();
   leak_walk walk;
   memset(&walk, 0, sizeof walk);
   walk.classes = platform_table_alloc(SITE_CAPACITY * sizeof *walk.classes);
   segment_map_visit(visit_segment, &walk);
   uint32_t *ids = platform_table_alloc(SITE_CAPACITY * sizeof *ids);
   size_t count = ids ? sites_sorted(ids, SITE_CAPACITY, true, false) : 0;
-  /* The runtime's own blocks leave the list; the program's stay in order. */
-  leak_totals runtime = {0, 0};
+  /* The runtime's own blocks and the suppressed ones leave the list; the
+   * program's stay in order. */
+  leak_totals runtime = {0, 0}, suppressed = {0, 0};
   size_t kept = 0;
+  /* Patterns name functions: every frame is named first (a name looked up
+   * before that would stay the symbol table's). */
+  for (size_t i = 0; suppress_count != 0 && i < count; i += 16)
+    sites_prepare_names(ids + i, count - i < 16 ? count - i : 16);
   for (size_t i = 0; i < count; i++) {
-    if (kept_by_c_runtime(ids[i])) {
-      runtime.blocks += site_count(ids[i]);
-      runtime.bytes += site_bytes(ids[i]);
+    leak_totals *apart = kept_by_c_runtime(ids[i])                        ? &runtime
+                         : suppress_count != 0 && site_suppressed(ids[i]) ? &suppressed
+                                                                          : NULL;
+    if (apart != NULL) {
+      apart->blocks += site_count(ids[i]);
+      apart->bytes += site_bytes(ids[i]);
     } else {
       ids[kept++] = ids[i];
     }
   }
-  leak_totals program = {walk.all.blocks - runtime.blocks, walk.all.bytes - runtime.bytes};
-  if (program.blocks == 0) {
-    msg_printf(2, "brisk: leak report: no blocks left allocated at exit by the program\n");
-  } else {
-    msg_printf(2, "brisk: leak report: %llu bytes in %llu %s still allocated at exit\n",
-               (unsigned long long)program.bytes, (unsigned long long)program.blocks,
-               blocks_word(program.blocks));
-    size_t shown = kept < TOP_SITES ? kept : TOP_SITES;
-    sites_prepare_names(ids, shown);
-    int number = 1;
-    for (size_t i = 0; i < shown; i++, number++) {
-      print_group(number, site_bytes(ids[i]), site_count(ids[i]), "allocated at:");
-      if (walk.classes != NULL && walk.classes[ids[i] - 1].name != NULL)
-        print_class(&walk.classes[ids[i] - 1], site_count(ids[i]));
-      site_print_trace(2, ids[i], "brisk:     ");
-    }
-    leak_totals rest = {0, 0};
-    for (size_t i = shown; i < kept; i++) {
-      rest.blocks += site_count(ids[i]);
-      rest.bytes += site_bytes(ids[i]);
-    }
-    if (rest.blocks != 0) {
-      char where[80];
-      msg_format(where, sizeof where, "allocated at %zu more call sites", kept - shown);
-      print_group(number++, rest.bytes, rest.blocks, where);
-    }
-    if (walk.unattributed.blocks != 0)
-      print_group(number, walk.unattributed.bytes, walk.unattributed.blocks,
-                  "allocated where no call site was recorded (before start-up was complete)");
+  leak_totals program = {walk.all.blocks - runtime.blocks - suppressed.blocks,
+                         walk.all.bytes - runtime.bytes - suppressed.bytes};
+  const char *path = option_text(OPTION_LEAKS_FILE);
+  report_format format = report_format_of(path);
+  int fd = path != NULL ? platform_open_output(path) : 2;
+  if (fd < 0) {
+    msg_printf(2, "brisk: cannot write the leak report to %s: %s; it follows here\n", path,
+               strerror(errno));
+    fd = 2;
+    format = FORMAT_TEXT;
   }
-  if (runtime.blocks != 0)
+  if (format == FORMAT_TEXT) {
+    print_text(fd, ids, kept, program, &walk);
+    print_not_counted(fd,
+                      "the C library allocated for its own use and keeps until exit (stdio "
+                      "buffers, locale, time zone, loader)",
+                      runtime);
+    print_not_counted(fd, "allocated where BRISK_LEAKS_SUPPRESS names", suppressed);
+    print_not_counted(fd, "brisk's own diagnostics allocated (loading the stack unwinder)",
+                      walk.brisk);
+  } else {
+    write_stacks(fd, format, ids, kept);
+  }
+  if (fd != 2) {
+    platform_close(fd);
     msg_printf(2,
-               "brisk: not counted: %llu bytes in %llu %s the C library allocated for its own "
-               "use and keeps until exit (stdio buffers, locale, time zone, loader)\n",
-               (unsigned long long)runtime.bytes, (unsigned long long)runtime.blocks,
-               blocks_word(runtime.blocks));
-  if (walk.brisk.blocks != 0)
-    msg_printf(2,
-               "brisk: not counted: %llu bytes in %llu %s brisk's own diagnostics allocated "
-               "(loading the stack unwinder)\n",
-               (unsigned long long)walk.brisk.bytes, (unsigned long long)walk.brisk.blocks,
-               blocks_word(walk.brisk.blocks));
+               "brisk: leak report: %llu bytes in %llu %s still allocated at exit; written to %s\n",
+               (unsigned long long)program.bytes, (unsigned long long)program.blocks,
+               blocks_word(program.blocks), path);
+  }
   if (ids != NULL) platform_table_free(ids, SITE_CAPACITY * sizeof *ids);
   if (walk.classes != NULL) platform_table_free(walk.classes, SITE_CAPACITY * sizeof *walk.classes);
+  return program.blocks != 0;
 }

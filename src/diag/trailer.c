@@ -76,6 +76,9 @@ void diag_before_free(segment_t *segment, page_t *page, void *p) {
   trailer->state = DIAG_FREED;
   /* Poison what the program may still read through a dangling pointer. */
   if (diag_check && segment->kind != SEGMENT_HUGE) memset(p, FREED_FILL, requested);
+  /* The arena's free chunks reuse the block's end for their own footer. */
+  if (diag_check && segment->kind == SEGMENT_ARENA)
+    memcpy((uint8_t *)p + ARENA_FREED_NOTE, trailer, sizeof *trailer);
 }
 
 /* The unwinder that diag_malloc's capture uses stops at the first frame of

@@ -7,11 +7,11 @@
  * addresses of a report, with a bare environment (inheriting LD_PRELOAD and
  * BRISK_* would make it write reports of its own). System libraries, and
  * everything when addr2line is missing, are named from the dynamic symbol
- * table. */
+ * table. What depends on the CPU (the registers a fault saw, the call
+ * instruction before a return address) is written for x86-64 and ARM64. */
 #include "platform.h"
 
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -23,11 +23,47 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <execinfo.h>
+#endif
 
 /* ---- stacks and code ranges ---------------------------------------------- */
+#ifdef __GLIBC__
 int platform_backtrace(void **frames, int max) {
   return backtrace(frames, max);
 }
+#else
+/* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
+ * glibc's _dl_find_object: the stack is walked by its frame pointers, which
+ * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
+ * return address). brisk is built with them (cmake: -fno-omit-frame-pointer
+ * where the C library is not glibc); a program's own frames appear where it
+ * keeps them too. The walk stops at the outermost frame (a frame pointer of
+ * 0), or at a word that cannot be the next frame up the same stack. */
+static __attribute__((noinline)) int walk_frames(void **frames, int max) {
+  uintptr_t *frame = __builtin_frame_address(0);
+  int count = 0;
+  while (count < max && frame != NULL) {
+    uintptr_t *caller = (uintptr_t *)frame[0];
+    uintptr_t pc = frame[1];
+    if (pc == 0) break;
+    frames[count++] = (void *)pc;
+    if (caller <= frame || (uintptr_t)caller - (uintptr_t)frame > 1024 * 1024 ||
+        ((uintptr_t)caller & 15) != 0)
+      break;
+    frame = caller;
+  }
+  return count;
+}
+
+/* The first frame is in this function, as with glibc's backtrace(): the
+ * callers skip frames by count. */
+int platform_backtrace(void **frames, int max) {
+  int count = walk_frames(frames, max);
+  __asm__ __volatile__("" ::: "memory"); /* a call, not a jump: this frame stays */
+  return count;
+}
+#endif
 
 typedef struct image_find {
   uintptr_t address;
@@ -207,15 +243,36 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
 static void (*_Atomic fault_hook)(const platform_fault *fault);
 static struct sigaction previous_segv, previous_bus;
 
-static void on_fault(int signal_number, siginfo_t *info, void *context) {
+/* The faulting instruction and its registers, the argument registers first. */
+static void fault_registers(const ucontext_t *uc, platform_fault *fault) {
+#if defined(__x86_64__)
   static const int order[PLATFORM_FAULT_REGISTERS] = {REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8,
                                                       REG_R9,  REG_RAX, REG_RBX, REG_RBP, REG_R10,
                                                       REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
-  const ucontext_t *uc = context;
-  platform_fault fault = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                          .address = info->si_addr};
+  fault->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
   for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
-    fault.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+    fault->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+#elif defined(__aarch64__)
+  fault->pc = (uintptr_t)uc->uc_mcontext.pc;
+  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++) /* x0-x7 are the arguments */
+    fault->registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
+#else
+  /* i386 passes arguments on the stack: the registers a function has loaded
+   * them into, then the words on top of the stack. */
+  static const int order[] = {REG_EAX, REG_ECX, REG_EDX, REG_EBX, REG_ESI, REG_EDI, REG_EBP};
+  enum { ORDER_COUNT = sizeof order / sizeof order[0] };
+  fault->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+  for (int i = 0; i < ORDER_COUNT; i++)
+    fault->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+  const uintptr_t *stack = (const uintptr_t *)uc->uc_mcontext.gregs[REG_ESP];
+  for (int i = ORDER_COUNT; i < PLATFORM_FAULT_REGISTERS; i++)
+    fault->registers[i] = stack[i - ORDER_COUNT];
+#endif
+}
+
+static void on_fault(int signal_number, siginfo_t *info, void *context) {
+  platform_fault fault = {.address = info->si_addr};
+  fault_registers(context, &fault);
   fault_hook(&fault);
   const struct sigaction *previous = signal_number == SIGSEGV ? &previous_segv : &previous_bus;
   if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction != NULL) {
@@ -256,6 +313,7 @@ void platform_code_names(const void *address, char *module, char *function, size
   if (info.dli_sname != NULL) snprintf(function, size, "%s", info.dli_sname);
 }
 
+#if defined(__x86_64__)
 /* Where a PLT stub jumps: "[endbr64] [bnd] jmp *slot(%rip)". */
 static const void *plt_target(const uint8_t *stub) {
   if (stub[0] == 0xf3 && stub[1] == 0x0f && stub[2] == 0x1e && stub[3] == 0xfa) stub += 4;
@@ -279,6 +337,37 @@ const void *platform_call_target(const void *return_address) {
   }
   return NULL;
 }
+#elif defined(__aarch64__)
+static uint32_t instruction_at(const uint8_t *at) {
+  uint32_t word;
+  memcpy(&word, at, sizeof word);
+  return word;
+}
+
+/* Sign-extends the low bits of value. */
+static int64_t signed_field(uint64_t value, unsigned bits) {
+  return (int64_t)(value << (64 - bits)) >> (64 - bits);
+}
+
+/* Where a PLT stub jumps: "[bti c] adrp x16, slot page; ldr x17, [x16, slot
+ * offset]; add x16, ...; br x17". */
+static const void *plt_target(const uint8_t *stub) {
+  if (instruction_at(stub) == 0xd503245fu) stub += 4; /* bti c */
+  uint32_t adrp = instruction_at(stub), ldr = instruction_at(stub + 4);
+  if ((adrp & 0x9f00001fu) != 0x90000010u || (ldr & 0xffc003ffu) != 0xf9400211u) return stub;
+  int64_t pages = signed_field(((adrp >> 3) & 0x1ffffcu) | ((adrp >> 29) & 3u), 21);
+  uintptr_t page = ((uintptr_t)stub & ~(uintptr_t)0xfff) + (uintptr_t)(pages * 4096);
+  uintptr_t slot = page + ((ldr >> 10) & 0xfffu) * 8u;
+  return *(const void *const *)slot;
+}
+
+const void *platform_call_target(const void *return_address) {
+  const uint8_t *call = (const uint8_t *)return_address - 4;
+  uint32_t bl = instruction_at(call);
+  if ((bl & 0xfc000000u) != 0x94000000u) return NULL; /* not "bl": an indirect call (blr) */
+  return plt_target(call + signed_field(bl & 0x3ffffffu, 26) * 4);
+}
+#endif
 
 #define NAME_CAPACITY 4096 /* a power of two */
 #define NAME_TEXT 300

@@ -276,11 +276,18 @@ void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(
 }
 
 /* ---- thread-local words ----------------------------------------------------- */
-/* The TEB (at gs:0) holds a thread's first 64 TLS slots at this offset, and
- * TlsGetValue does no more than read them. Higher indices live elsewhere. */
+/* The TEB (at gs:0; fs:0 on 32-bit Windows) holds a thread's first 64 TLS
+ * slots at this offset, and TlsGetValue does no more than read them. Higher
+ * indices live elsewhere. */
+#ifdef _WIN64
 #define TEB_TLS_SLOTS 0x1480
+#define TEB_READ(offset) __readgsqword(offset)
+#else
+#define TEB_TLS_SLOTS 0xE10
+#define TEB_READ(offset) __readfsdword(offset)
+#endif
 #define TEB_SLOT_COUNT 64
-#define TEB_SLOT_OFFSET(index) (TEB_TLS_SLOTS + 8 * (uint32_t)(index))
+#define TEB_SLOT_OFFSET(index) (TEB_TLS_SLOTS + sizeof(void *) * (uint32_t)(index))
 
 uint32_t platform_tls_offset[PLATFORM_TLS_COUNT] = {[0 ... PLATFORM_TLS_COUNT - 1] =
                                                         TEB_SLOT_OFFSET(TEB_SLOT_COUNT - 1)};
@@ -292,7 +299,7 @@ static bool tls_slot_usable(DWORD index) {
   if (index == TLS_OUT_OF_INDEXES || index >= TEB_SLOT_COUNT) return false;
   uintptr_t probe = (uintptr_t)&tls_index;
   TlsSetValue(index, (void *)probe);
-  bool readable = __readgsqword(TEB_SLOT_OFFSET(index)) == probe;
+  bool readable = TEB_READ(TEB_SLOT_OFFSET(index)) == probe;
   TlsSetValue(index, NULL);
   return readable;
 }
@@ -457,6 +464,23 @@ void platform_close(int fd) {
   CloseHandle(handle_of(fd));
 }
 
+long platform_read_file(const char *path, char *text, size_t size) {
+  HANDLE handle = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING,
+                              FILE_ATTRIBUTE_NORMAL, NULL);
+  if (handle == INVALID_HANDLE_VALUE) {
+    errno = ENOENT;
+    return -1;
+  }
+  size_t length = 0;
+  DWORD n;
+  while (length + 1 < size &&
+         ReadFile(handle, text + length, (DWORD)(size - 1 - length), &n, NULL) && n > 0)
+    length += n;
+  CloseHandle(handle);
+  text[length] = 0;
+  return (long)length;
+}
+
 void platform_resident(uint64_t *current, uint64_t *peak) {
   PROCESS_MEMORY_COUNTERS counters;
   *current = *peak = 0;
@@ -514,6 +538,12 @@ void platform_abort(void) {
 
 /* Like _exit: no atexit handlers, no DLL detach. (ExitProcess only in case
  * TerminateProcess came back.) */
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  (void)signal;
+  (void)hook;
+  return false; /* no user signals: brisk_heap_profile_dump instead */
+}
+
 void platform_exit_now(int status) {
   TerminateProcess(GetCurrentProcess(), (UINT)status);
   ExitProcess((UINT)status);
