@@ -6,7 +6,7 @@
 #
 #   scripts/install-deps.sh base      python3, which ./brisk's commands run on
 #   scripts/install-deps.sh test      everything `./brisk test` needs (the default), with
-#                                     pprof and inferno-flamegraph (install-profile-tools.sh)
+#                                     pprof built from tools/vendor (install-profile-tools.sh)
 #   scripts/install-deps.sh bench     what `./brisk bench` needs to build, plus the
 #                                     peer allocators and the chart library if it can
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
@@ -41,7 +41,9 @@ lazarus="lcl-utils lcl-units fp-units-misc"
 # an install without recommends leaves the ThreadSanitizer build unable to link.
 # git makes the source tarball (scripts/package.sh), which the package stage builds.
 # tmux runs `brisk top` in a terminal for its test (tests/tools/brisk_top_test.py).
-test="$base $build $lazarus clang libclang-rt-14-dev clang-format sqlite3 git tmux"
+# golang-go builds Google's pprof from tools/vendor/pprof, offline; perl runs
+# tools/vendor/flamegraph/flamegraph.pl (perl-base lacks the open module it uses).
+test="$base $build $lazarus clang libclang-rt-14-dev clang-format sqlite3 git golang-go perl tmux"
 peers="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2"
 chart="python3-matplotlib"
 # The Win64 cross compiler, Wine to run its programs, and the Free Pascal
@@ -86,9 +88,9 @@ case "$mode" in
 esac
 
 say() { echo "install-deps: $*" >&2; }
-# The test mode also installs pprof and inferno-flamegraph, which Debian does
-# not package, from the Go module proxy and crates.io (the heap profile's tests
-# read brisk's profiles with them; they are skipped, with the reason, without).
+# The test mode also builds Google's pprof, which Debian does not package, from
+# its vendored source, offline (the heap profile's tests read brisk's profiles
+# with it; they are skipped, with the reason, without).
 extras() {
   [ "$mode" = test ] && sh "$(dirname "$0")/install-profile-tools.sh"
   return 0

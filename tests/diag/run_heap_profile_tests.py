@@ -11,8 +11,9 @@ GROUP is one of:
                     and the signal write numbered profiles; both libraries
   heap_profile_pprof Google's pprof reads the profile: `pprof -top` names
                     keep_three first, within 10% of the truth (skipped without pprof)
-  heap_profile_flamegraph inferno-flamegraph renders the folded stacks as an
-                    SVG naming the functions (skipped without it)
+  heap_profile_flamegraph inferno-flamegraph, or else the vendored
+                    tools/vendor/flamegraph/flamegraph.pl on perl, renders the
+                    folded stacks as an SVG naming the functions (skipped without both)
   leaks_ci          BRISK_LEAKS_FILE (text, pprof, folded), BRISK_LEAKS_EXITCODE,
                     BRISK_LEAKS_SUPPRESS
 Exits 77 (CTest's SKIP) when a tool the group needs is missing, naming it.
@@ -156,7 +157,7 @@ def test_heap_profile_pprof(tmp):
     pprof = tool("pprof")
     if pprof is None:
         print("SKIPPED: Google's pprof is not installed (scripts/install-profile-tools.sh "
-              "installs it, as root, from the Go module proxy)")
+              "builds it from tools/vendor/pprof with Debian's golang-go)")
         sys.exit(SKIP)
     for library, label in ((HEAPPROF, "libbrisk-heapprof"), (LIB, "libbrisk")):
         proc, path, _, _ = profile_run(tmp, library, label)
@@ -188,21 +189,48 @@ def test_heap_profile_pprof(tmp):
           round(rows.get("leak_small", 0)) == 77, top.stdout + top.stderr)
 
 
+FLAMEGRAPH_PL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                             "vendor", "flamegraph", "flamegraph.pl")
+
+
+def flamegraph_command():
+    """inferno-flamegraph where installed, else Brendan Gregg's flamegraph.pl,
+    vendored, on perl; (None, reason) when neither can run."""
+    inferno = tool("inferno-flamegraph")
+    if inferno is not None:
+        return [inferno, "--countname", "bytes"], "inferno-flamegraph"
+    perl = shutil.which("perl")
+    if perl is None:
+        return None, "neither inferno-flamegraph nor perl (for flamegraph.pl) is installed"
+    # Debian's perl-base alone lacks the modules flamegraph.pl uses (the perl package has them).
+    probe = subprocess.run([perl, "-MGetopt::Long", "-Mopen=:std,:utf8", "-e", "1"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        return None, ("no inferno-flamegraph, and perl lacks the modules flamegraph.pl uses "
+                      f"(install Debian's perl package): {probe.stderr.strip()[:200]}")
+    return [perl, os.path.normpath(FLAMEGRAPH_PL), "--countname", "bytes"], "flamegraph.pl"
+
+
 def test_heap_profile_flamegraph(tmp):
-    flamegraph = tool("inferno-flamegraph")
-    if flamegraph is None:
-        print("SKIPPED: inferno-flamegraph is not installed (scripts/install-profile-tools.sh "
-              "installs it with a cargo that reads crates.io's sparse index)")
+    command, name = flamegraph_command()
+    if command is None:
+        print(f"SKIPPED: {name} (scripts/install-deps.sh test installs perl)")
         sys.exit(SKIP)
     _, _, inuse_path, _ = profile_run(tmp, HEAPPROF, "flame")
     with open(inuse_path) as f:
-        proc = subprocess.run([flamegraph, "--countname", "bytes"], stdin=f, capture_output=True,
-                              text=True, timeout=120)
-    check("inferno-flamegraph renders the folded stacks (exit 0)", proc.returncode == 0,
-          proc.stderr[-400:])
-    check("the flame graph is an SVG naming keep_three and keep_one",
-          proc.stdout.lstrip().startswith("<?xml") and "keep_three" in proc.stdout and
-          "keep_one" in proc.stdout, proc.stdout[:200])
+        proc = subprocess.run(command, stdin=f, capture_output=True, text=True, timeout=120)
+    check(f"{name} renders the folded stacks (exit 0)", proc.returncode == 0, proc.stderr[-400:])
+    svg = proc.stdout.lstrip()
+    check(f"{name}: the flame graph is an SVG naming keep_three and keep_one",
+          svg.startswith("<?xml") and "<svg" in svg and svg.rstrip().endswith("</svg>") and
+          "keep_three" in svg and "keep_one" in svg, proc.stdout[:200])
+    # A frame's width is its share of the bytes: keep_three holds three times keep_one's.
+    widths = {}
+    for frame, width in re.findall(r"<title>(keep_three|keep_one) \(([\d,]+) bytes", svg):
+        widths[frame] = widths.get(frame, 0) + int(width.replace(",", ""))
+    check(f"{name}: keep_three's frame counts about three times keep_one's bytes ({widths})",
+          widths.get("keep_one", 0) > 0 and
+          within(widths.get("keep_three", 0), 3 * widths["keep_one"], 0.25), svg[:300])
 
 
 def test_leaks_ci(tmp):

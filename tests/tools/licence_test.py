@@ -16,6 +16,8 @@ SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".py", ".sh", ".cmake", ".pas", ".inc",
                    ".lpk", ".lpr", ".def", ".map", ".sql", ".in", ".rs")
 SOURCE_NAMES = {"CMakeLists.txt", "Makefile", "brisk", "run", "Cargo.toml"}
 SKIP_DIRS = {".git", "corpus", "examples-out", ".cache"}  # .cache: downloads, others' sources
+# Others' programs, copied in whole with their own licence files (tools/vendor/README.md).
+THIRD_PARTY = {os.path.join("tools", "vendor")}
 # A file a tool writes and rewrites as it wants it: Lazarus regenerates a
 # package's main unit (pascal/brisk.pas) whenever its text differs.
 GENERATED = "{ This file was automatically created by Lazarus. Do not edit!"
@@ -38,7 +40,8 @@ def untagged(root):
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
                              and not d.startswith("bench-results")
-                             and not is_build_dir(os.path.join(dirpath, d)))
+                             and not is_build_dir(os.path.join(dirpath, d))
+                             and os.path.relpath(os.path.join(dirpath, d), root) not in THIRD_PARTY)
         for name in sorted(filenames):
             if not is_source(name):
                 continue
