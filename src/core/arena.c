@@ -47,8 +47,16 @@ static bool zero_trusted = true;
 typedef struct chunk_s {
   _Atomic(uint64_t) xcheck;
   _Atomic(uint64_t) xhead;
-  struct chunk_s *next; /* free chunks only */
-  struct chunk_s *prev;
+  /* free chunks only; each link takes 8 bytes on every pointer width, so
+   * the freed note (ARENA_FREED_NOTE, core.h) follows them at one offset */
+  union {
+    struct chunk_s *next;
+    uint64_t next_slot;
+  };
+  union {
+    struct chunk_s *prev;
+    uint64_t prev_slot;
+  };
   uint64_t free_ms; /* free chunks: when the purger first saw it free (0: not yet) */
 } chunk_t;
 

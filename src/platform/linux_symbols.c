@@ -140,7 +140,7 @@ enum call_kind { NOT_AFTER_CALL, AFTER_DIRECT_CALL, AFTER_INDIRECT_CALL };
  * through memory at a register plus a displacement, or RIP-relative). For a
  * direct call, *target is the routine it called. */
 static enum call_kind call_before(uintptr_t address, uintptr_t *target) {
-  if (address < 4096 || address >> 47 != 0) return NOT_AFTER_CALL;
+  if (address < 4096 || (uint64_t)address >> 47 != 0) return NOT_AFTER_CALL;
   code_find find = {address, false};
   dl_iterate_phdr(find_code, &find);
   if (!find.found) return NOT_AFTER_CALL;
@@ -337,6 +337,22 @@ const void *platform_call_target(const void *return_address) {
     return *(const void *const *)(next + offset);
   }
   return NULL;
+}
+#elif defined(__i386__)
+/* i386: "call rel32", to the function or to a PLT stub. A program's stub
+ * jumps through an absolute slot ("jmp *slot"), which is followed; a shared
+ * library's goes through %ebx, unknown here, and the stub is the answer. */
+const void *platform_call_target(const void *return_address) {
+  const uint8_t *next = return_address;
+  if (next[-5] != 0xe8) return NULL;
+  int32_t offset;
+  memcpy(&offset, next - 4, sizeof offset);
+  const uint8_t *stub = next + offset;
+  if (stub[0] == 0xf3 && stub[1] == 0x0f && stub[2] == 0x1e && stub[3] == 0xfb) stub += 4;
+  if (stub[0] != 0xff || stub[1] != 0x25) return stub;
+  const void *const *slot;
+  memcpy(&slot, stub + 2, sizeof slot);
+  return *slot;
 }
 #elif defined(__aarch64__)
 static uint32_t instruction_at(const uint8_t *at) {

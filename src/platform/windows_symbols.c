@@ -78,7 +78,7 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
 bool platform_image_contains(const void *address, size_t size) {
   HMODULE module = module_of(address);
   if (module == NULL) return false;
-  const IMAGE_NT_HEADERS64 *headers = image_headers(module);
+  const IMAGE_NT_HEADERS *headers = image_headers(module);
   uintptr_t offset = (uintptr_t)address - (uintptr_t)module;
   const IMAGE_SECTION_HEADER *section = IMAGE_FIRST_SECTION(headers);
   for (WORD i = 0; i < headers->FileHeader.NumberOfSections; i++, section++) {

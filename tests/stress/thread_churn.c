@@ -234,8 +234,9 @@ int main(void) {
             "are not reused",
             stats.heaps_created, total, POOL);
   /* A thread allocates ~350 KiB; a leak of even 8 KiB per exited thread
-   * would add > 32 MiB between the two checkpoints at full scale. */
-  const size_t slack = 32 * MiB * (total - first) / 4000 + 4 * MiB;
+   * would add > 32 MiB between the two checkpoints at full scale. (In 64
+   * bits: the product overflows a 32-bit size_t.) */
+  const size_t slack = (size_t)((uint64_t)32 * MiB * (total - first) / 4000) + 4 * MiB;
   /* Compared after brisk_collect(): before it, mapped also holds the
    * segment and huge-block caches, which are bounded (8 segments, 16 spans)
    * but fill at their own pace; what stays mapped after a collect is what
