@@ -457,8 +457,7 @@ INTERNAL extern page_t page_empty;
  * purger, now and then, for one walk of the heap's queues (heap_t's
  * pages_lock): one exchange to take it and one store to give it back,
  * where a mutex costs calls on every refill. A wait spins a
- * little, then sleeps: the purger that holds it runs at the lowest
- * priority. */
+ * little, then sleeps: the purger that holds it may be off the CPU. */
 INTERNAL void brief_lock_wait(brief_lock_t *lock);
 static inline bool brief_lock_try(brief_lock_t *lock) {
   return atomic_load_relaxed(lock) == 0 && atomic_exchange_acquire(lock, 1) == 0;
