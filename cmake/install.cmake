@@ -46,6 +46,9 @@ if(BRISK_OVERRIDE)
   configure_file(cmake/libbrisk.so.in ${PROJECT_BINARY_DIR}/install/libbrisk.so @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/install/libbrisk.so DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+if(TARGET brisk_heapprof) # preloaded by `brisk run --heap-profile`, never linked
+  install(TARGETS brisk_heapprof LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
+endif()
 install(FILES include/brisk.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT briskTargets NAMESPACE brisk:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/brisk)
@@ -75,5 +78,5 @@ configure_file(cmake/brisk-command.sh.in ${PROJECT_BINARY_DIR}/install/brisk @ON
 install(PROGRAMS ${PROJECT_BINARY_DIR}/install/brisk DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES tools/brisk_command.py tools/brisk_run.py tools/brisk_options.py
   DESTINATION ${BRISK_INSTALL_TOOLSDIR})
-install(FILES pascal/BriskMM.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
+install(FILES pascal/BriskMM.pas pascal/brisk.lpk pascal/brisk.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
 install(FILES LICENSE README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -20,9 +20,12 @@
 if(NOT WIN32)
   return()
 endif()
-if(NOT CMAKE_SIZEOF_VOID_P EQUAL 8 OR NOT CMAKE_C_COMPILER_ID STREQUAL "GNU")
-  message(FATAL_ERROR "brisk builds for 64-bit Windows with MinGW-w64 gcc "
-    "(-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake)")
+if(NOT CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  message(FATAL_ERROR "brisk builds for Windows with MinGW-w64 gcc "
+    "(-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake, or cmake/mingw-w64-i686.cmake)")
+endif()
+if(NOT BRISK_MINGW_TRIPLE)
+  set(BRISK_MINGW_TRIPLE x86_64-w64-mingw32)
 endif()
 cmake_minimum_required(VERSION 3.19) # cmake_language(DEFER)
 
@@ -39,14 +42,17 @@ if(brisk_windows_tests)
   enable_testing() # here: CMake ignores it in a deferred call
 endif()
 
-find_program(BRISK_DLLTOOL NAMES x86_64-w64-mingw32-dlltool REQUIRED)
-find_program(BRISK_NM NAMES x86_64-w64-mingw32-nm REQUIRED)
+find_program(BRISK_DLLTOOL NAMES ${BRISK_MINGW_TRIPLE}-dlltool REQUIRED)
+find_program(BRISK_NM NAMES ${BRISK_MINGW_TRIPLE}-nm REQUIRED)
 
 # Runs once CMakeLists.txt has defined the targets.
 function(brisk_windows_finish)
   # The small code model addresses brisk's own data directly (MinGW's
   # default goes through a .refptr pointer: one more load on the fast path).
-  target_compile_options(brisk_objects PRIVATE -mcmodel=small)
+  # 32-bit code addresses it directly anyway.
+  if(CMAKE_SIZEOF_VOID_P EQUAL 8)
+    target_compile_options(brisk_objects PRIVATE -mcmodel=small)
+  endif()
 
   # --- brisk.dll: the same sources, built to export the API -----------------
   add_library(brisk_dll_objects OBJECT ${BRISK_SOURCES})
@@ -67,41 +73,62 @@ function(brisk_windows_finish)
   set_property(TARGET brisk_static PROPERTY INTERFACE_LINK_LIBRARIES "")
 
   # --- libbrisk.a: the objects and the import entries they need ----------------
+  # Every step below belongs to one target, brisk_static, as a step after its
+  # archive is written: a custom command's output that two targets depend on
+  # runs once for each of them with Makefiles, at the same time under -j (the
+  # two runs of dlltool collided on their temporary files).
   set(imports_dir ${PROJECT_BINARY_DIR}/windows-imports)
-  set(import_members "")
   set(import_commands "")
+  set(import_defs "")
   foreach(dll kernel32 bcrypt msvcrt)
-    set(def ${PROJECT_SOURCE_DIR}/cmake/windows/${dll}.def)
+    list(APPEND import_defs ${PROJECT_SOURCE_DIR}/cmake/windows/${dll}.def)
+  endforeach()
+  if(CMAKE_SIZEOF_VOID_P EQUAL 4)
+    # 32-bit: the .def files with stdcall's decorated names, imported by their
+    # plain names (--kill-at), and the libgcc helpers the objects call
+    # (cmake/windows/i386_imports.cmake)
+    execute_process(COMMAND ${CMAKE_C_COMPILER} -print-libgcc-file-name
+      OUTPUT_VARIABLE brisk_libgcc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(JOIN import_defs "," defs_argument) # a list in one argument
+    list(APPEND import_commands COMMAND ${CMAKE_COMMAND} -DNM=${BRISK_NM} -DAR=${CMAKE_AR}
+      -DARCHIVE=$<TARGET_FILE:brisk_static> -DLIBGCC=${brisk_libgcc} -DDEFS=${defs_argument}
+      -DOUT=${imports_dir} -P ${PROJECT_SOURCE_DIR}/cmake/windows/i386_imports.cmake)
+  endif()
+  foreach(dll kernel32 bcrypt msvcrt)
+    if(CMAKE_SIZEOF_VOID_P EQUAL 4)
+      set(def ${imports_dir}/${dll}.def)
+      set(kill_at --kill-at)
+    else()
+      set(def ${PROJECT_SOURCE_DIR}/cmake/windows/${dll}.def)
+      set(kill_at "")
+    endif()
     # dlltool's members are named <prefix>_hNNN.o/_sNNN.o/_tNNN.o: one prefix per DLL
     list(APPEND import_commands
-      COMMAND ${BRISK_DLLTOOL} --input-def ${def} --dllname ${dll}.dll
+      COMMAND ${BRISK_DLLTOOL} ${kill_at} --input-def ${def} --dllname ${dll}.dll
               --temp-prefix brisk_${dll} --output-lib ${imports_dir}/${dll}.a)
-    list(APPEND import_defs ${def})
   endforeach()
-  add_custom_command(OUTPUT ${imports_dir}/imports.stamp
-    COMMAND ${CMAKE_COMMAND} -E rm -rf ${imports_dir}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${imports_dir}
-    ${import_commands}
-    COMMAND ${CMAKE_COMMAND} -E touch ${imports_dir}/imports.stamp
-    DEPENDS ${import_defs}
-    COMMENT "dlltool: import entries for libbrisk.a"
-    VERBATIM)
-  add_custom_target(brisk_windows_imports DEPENDS ${imports_dir}/imports.stamp)
-  add_dependencies(brisk_static brisk_windows_imports)
-  # new import entries must reach the archive: its objects depend on them
-  set_property(SOURCE ${BRISK_SOURCES} APPEND PROPERTY OBJECT_DEPENDS
-    ${imports_dir}/imports.stamp)
   # Appends every member of the import libraries to libbrisk.a ("ar q" of
   # the archives' members, extracted into a scratch folder).
   add_custom_command(TARGET brisk_static POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E rm -rf ${imports_dir}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${imports_dir}
+    ${import_commands}
     COMMAND ${CMAKE_COMMAND}
       -DAR=${CMAKE_AR} -DARCHIVE=$<TARGET_FILE:brisk_static> -DIMPORTS=${imports_dir}
       -P ${PROJECT_SOURCE_DIR}/cmake/windows/merge_imports.cmake
+    COMMENT "dlltool: import entries for libbrisk.a"
     VERBATIM)
+  # new import entries must reach the archive: a changed .def file writes it again
+  set_property(TARGET brisk_static APPEND PROPERTY LINK_DEPENDS ${import_defs})
 
   if(brisk_windows_tests)
     include(${PROJECT_SOURCE_DIR}/tests/windows.cmake)
     include(${PROJECT_SOURCE_DIR}/pascal/win64.cmake)
+    if(BRISK_WINDOWS_RUNS_SKIPPED)
+      # no Wine to run them (the toolchain file's emulator says so, exit 77)
+      get_directory_property(brisk_all_tests DIRECTORY ${PROJECT_SOURCE_DIR} TESTS)
+      set_tests_properties(${brisk_all_tests} PROPERTIES SKIP_RETURN_CODE 77)
+    endif()
   endif()
 endfunction()
 cmake_language(DEFER CALL brisk_windows_finish)

@@ -41,6 +41,15 @@ extern "C" {
 #else
 #define BRISK_MALLOC_ATTR
 #endif
+/* The calling convention of Free Pascal's memory manager entries
+ * (brisk_binding_getmem and the rest): C's, but on 32-bit x86, where Free
+ * Pascal's and Delphi's default ("register": the first three arguments in
+ * EAX, EDX and ECX) is GCC's regparm(3). */
+#if defined(__i386__) && defined(__GNUC__)
+#define BRISK_BINDING_CALL __attribute__((regparm(3)))
+#else
+#define BRISK_BINDING_CALL
+#endif
 
 /* "major.minor.patch" of the library actually loaded. */
 BRISK_API const char *brisk_version(void);
@@ -78,6 +87,14 @@ BRISK_API void brisk_collect(void);
  * problems found, each described on stderr; 0 means consistent. For tests
  * and debugging: it walks every free list and every arena chunk. */
 BRISK_API int brisk_heap_check(void);
+
+/* Writes the heap profile now, when the program runs with BRISK_HEAP_PROFILE
+ * set: to path, in pprof's format (gzipped profile.proto), with folded stacks
+ * for flame graphs beside it (path less a ".pb.gz" ending, plus
+ * ".inuse.folded" and ".alloc.folded"); with path NULL, to the setting's file
+ * numbered .1, .2, ... Returns 0, or -1 with errno set: EINVAL when the heap
+ * profile is off, else why the file could not be written. */
+BRISK_API int brisk_heap_profile_dump(const char *path);
 
 /* Process-wide memory figures, all in bytes. Cheap: read from counters the
  * OS layer keeps, never by walking the heap. */
@@ -131,18 +148,18 @@ typedef void *(*brisk_binding_error_handler)(int error, void *block, size_t size
 BRISK_API void brisk_binding_set_error_handler(brisk_binding_error_handler handler);
 /* GetMem: size 0 gets a block too. NULL when out of memory and no handler
  * is set (Delphi's manager). */
-BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_getmem(size_t size);
+BRISK_API BRISK_MALLOC_ATTR void *BRISK_BINDING_CALL brisk_binding_getmem(size_t size);
 /* FreeMem: the block's usable size; NULL frees nothing and returns 0. */
-BRISK_API size_t brisk_binding_freemem(void *block);
+BRISK_API size_t BRISK_BINDING_CALL brisk_binding_freemem(void *block);
 /* FreeMem(P, Size), the TP7 form: Size 0 or a NULL block frees nothing. */
-BRISK_API size_t brisk_binding_freemem_size(void *block, size_t size);
+BRISK_API size_t BRISK_BINDING_CALL brisk_binding_freemem_size(void *block, size_t size);
 /* AllocMem: GetMem with the size bytes zeroed. */
-BRISK_API BRISK_MALLOC_ATTR void *brisk_binding_allocmem(size_t size);
+BRISK_API BRISK_MALLOC_ATTR void *BRISK_BINDING_CALL brisk_binding_allocmem(size_t size);
 /* ReAllocMem(var P, Size): size 0 frees *block and sets it NULL, a NULL
  * *block allocates; *block is the result, or unchanged on an error. */
-BRISK_API void *brisk_binding_reallocmem(void **block, size_t size);
+BRISK_API void *BRISK_BINDING_CALL brisk_binding_reallocmem(void **block, size_t size);
 /* MemSize: the block's usable size; 0 for NULL. */
-BRISK_API size_t brisk_binding_memsize(void *block);
+BRISK_API size_t BRISK_BINDING_CALL brisk_binding_memsize(void *block);
 
 /* Sets brisk up now (idempotent); returns 1, or 0 when brisk cannot work
  * (said on stderr). Needed where a program runs no C constructors and may
@@ -155,6 +172,18 @@ BRISK_API int brisk_binding_init(void);
  * reports at exit do nothing. Needed where no C destructor runs at exit:
  * the same programs as brisk_binding_init (BriskMM calls it last). */
 BRISK_API void brisk_binding_done(void);
+/* Call sites for code that keeps frame pointers but no unwind tables (Free
+ * Pascal's), which the C library's unwinder cannot walk: when
+ * brisk_binding_traces() is non-zero (BRISK_LEAKS or BRISK_CHECK), the
+ * binding calls brisk_binding_trace_block right after each allocation, with
+ * the frame pointer of its own entry, and the block's allocation site
+ * becomes the stack from there. */
+BRISK_API int brisk_binding_traces(void);
+/* Writes text where brisk's own messages go: standard error, or, for a
+ * program without one (a Windows GUI program), PROGRAM.brisk.log beside the
+ * executable. BriskMM's messages go through it. */
+BRISK_API void brisk_binding_message(const char *text);
+BRISK_API void brisk_binding_trace_block(void *block, void *frame);
 
 /* ---- statistics ---------------------------------------------------------
  * Per-call counts (mallocs, frees, per size class) are kept only while a

@@ -125,8 +125,8 @@ implementation
 
 { --- the C API ------------------------------------------------------------ }
 
-{$IF DEFINED(FPC) AND NOT DEFINED(CPUX86_64)}
-  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 (see brisk_binding_getmem below)}
+{$IF DEFINED(FPC) AND NOT (DEFINED(CPUX86_64) OR DEFINED(CPUI386))}
+  {$FATAL BriskMM puts brisk's C functions in the memory manager record, which needs x86-64 or i386 (see brisk_binding_getmem below)}
 {$IFEND}
 
 type
@@ -155,12 +155,15 @@ const
   brisk_binding_getmem family itself, whose errors go to BindingError;
   Delphi's manager allocates with brisk_binding_getmem and
   brisk_binding_allocmem too, with no handler set (nil when out of memory).
-  On Windows brisk_binding_init sets brisk up (its
-  thread-local slots, its thread-exit callback): a program linked by Free
-  Pascal or Delphi runs no C constructors, so the binding calls it, before
-  the first allocation. It returns 0 when brisk cannot work. Nor does such a
-  program run C destructors: brisk_binding_done writes the reports of
-  brisk's diagnostic modes at the end instead.
+  brisk_binding_init sets brisk up (on Windows its thread-local slots, its
+  thread-exit callback; everywhere the options and the stack traces of the
+  diagnostic modes): a program linked by Free Pascal or Delphi runs no C
+  constructors (Free Pascal's start-up code on Linux does not run the
+  linked objects' .init_array either), so the binding calls it, before the
+  first allocation. It returns 0 when brisk cannot work. On Windows such a
+  program runs no C destructors either: brisk_binding_done writes the
+  reports of brisk's diagnostic modes at the end instead. On Linux the C
+  library runs brisk's destructor at exit, after every unit's finalization.
 
   The same declarations appear twice: once for a shared library (Delphi
   always, Free Pascal with BRISK_SHARED) and once for the static library. }
@@ -175,7 +178,9 @@ function brisk_binding_bytes_in_use: NativeUInt; cdecl;
 { The memory manager's entries (see the record below) carry the record's own
   calling convention, the compiler's default: on x86-64 every Free Pascal
   convention is the platform's C one (System V on Linux, Microsoft x64 on
-  Windows), and Delphi has only the latter on Win64. }
+  Windows), and Delphi has only the latter on Win64; on i386 it is
+  "register", which brisk.h gives these entries there (BRISK_BINDING_CALL:
+  GCC's regparm(3), the same three registers in the same order). }
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external BriskLibName name 'brisk_binding_set_error_handler';
 function brisk_binding_getmem(Size: PtrUInt): Pointer;
@@ -195,8 +200,12 @@ function brisk_owns(Block: Pointer): LongInt; cdecl; external BriskLibName name 
 procedure brisk_collect; cdecl; external BriskLibName name 'brisk_collect';
 function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl;
   external BriskLibName name 'brisk_memory_info_get';
-{$IFDEF MSWINDOWS}
 function brisk_binding_init: LongInt; cdecl; external BriskLibName name 'brisk_binding_init';
+function brisk_binding_traces: LongInt; cdecl; external BriskLibName name 'brisk_binding_traces';
+procedure brisk_binding_message(Text: PAnsiChar); cdecl; external BriskLibName name 'brisk_binding_message';
+procedure brisk_binding_trace_block(Block, Frame: Pointer); cdecl;
+  external BriskLibName name 'brisk_binding_trace_block';
+{$IFDEF MSWINDOWS}
 procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_done';
 {$ENDIF}
 {$ELSE}
@@ -216,7 +225,21 @@ procedure brisk_binding_done; cdecl; external BriskLibName name 'brisk_binding_d
   {$LINKLIB c}
   {$LINKLIB pthread}
   {$LINKLIB dl}
+  {$IFDEF CPUI386}
+  { 32-bit x86: brisk's 64-bit arithmetic calls libgcc's helpers (gcc's
+    32-bit libgcc.a, from gcc-multilib, on the library path). }
+  {$LINKLIB gcc}
+  {$ENDIF}
 {$ENDIF}
+const
+  { C's names in an object file have an underscore in front on 32-bit
+    Windows: Free Pascal adds it to a cdecl function's external name, not
+    to the others' (the memory manager's entries, in its own convention). }
+{$IF DEFINED(MSWINDOWS) AND DEFINED(CPUI386)}
+  BriskSymbolPrefix = '_';
+{$ELSE}
+  BriskSymbolPrefix = '';
+{$IFEND}
 function brisk_version: PAnsiChar; cdecl; external name 'brisk_version';
 function brisk_binding_free(Block: Pointer): NativeUInt; cdecl; external name 'brisk_binding_free';
 function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: NativeUInt): Pointer; cdecl;
@@ -224,20 +247,27 @@ function brisk_binding_realloc(Block: Pointer; Size: NativeUInt; out Usable: Nat
 function brisk_binding_bytes_in_use: NativeUInt; cdecl; external name 'brisk_binding_bytes_in_use';
 procedure brisk_binding_set_error_handler(Handler: TBriskErrorHandler); cdecl;
   external name 'brisk_binding_set_error_handler';
-function brisk_binding_getmem(Size: PtrUInt): Pointer; external name 'brisk_binding_getmem';
-function brisk_binding_freemem(P: Pointer): PtrUInt; external name 'brisk_binding_freemem';
+function brisk_binding_getmem(Size: PtrUInt): Pointer;
+  external name BriskSymbolPrefix + 'brisk_binding_getmem';
+function brisk_binding_freemem(P: Pointer): PtrUInt;
+  external name BriskSymbolPrefix + 'brisk_binding_freemem';
 function brisk_binding_freemem_size(P: Pointer; Size: PtrUInt): PtrUInt;
-  external name 'brisk_binding_freemem_size';
-function brisk_binding_allocmem(Size: PtrUInt): Pointer; external name 'brisk_binding_allocmem';
+  external name BriskSymbolPrefix + 'brisk_binding_freemem_size';
+function brisk_binding_allocmem(Size: PtrUInt): Pointer;
+  external name BriskSymbolPrefix + 'brisk_binding_allocmem';
 function brisk_binding_reallocmem(var P: Pointer; Size: PtrUInt): Pointer;
-  external name 'brisk_binding_reallocmem';
-function brisk_binding_memsize(P: Pointer): PtrUInt; external name 'brisk_binding_memsize';
+  external name BriskSymbolPrefix + 'brisk_binding_reallocmem';
+function brisk_binding_memsize(P: Pointer): PtrUInt;
+  external name BriskSymbolPrefix + 'brisk_binding_memsize';
 function brisk_usable_size(Block: Pointer): NativeUInt; cdecl; external name 'brisk_usable_size';
 function brisk_owns(Block: Pointer): LongInt; cdecl; external name 'brisk_owns';
 procedure brisk_collect; cdecl; external name 'brisk_collect';
 function brisk_memory_info_get(var Info: TBriskMemoryInfo): LongInt; cdecl; external name 'brisk_memory_info_get';
-{$IFDEF MSWINDOWS}
 function brisk_binding_init: LongInt; cdecl; external name 'brisk_binding_init';
+function brisk_binding_traces: LongInt; cdecl; external name 'brisk_binding_traces';
+procedure brisk_binding_message(Text: PAnsiChar); cdecl; external name 'brisk_binding_message';
+procedure brisk_binding_trace_block(Block, Frame: Pointer); cdecl; external name 'brisk_binding_trace_block';
+{$IFDEF MSWINDOWS}
 procedure brisk_binding_done; cdecl; external name 'brisk_binding_done';
 {$ENDIF}
 {$IFEND}
@@ -264,13 +294,30 @@ begin
   end;
 end;
 
+{ Writes one line where brisk's own messages go: standard error, or for a
+  program without one (a Windows GUI program) PROGRAM.brisk.log beside the
+  executable, where the RTL's ErrOutput would lose it. No heap is used. }
+procedure Say(const Line: ShortString);
+var
+  Text: array[0..257] of AnsiChar;
+begin
+  Move(Line[1], Text[0], Length(Line));
+  Text[Length(Line)] := #10;
+  Text[Length(Line) + 1] := #0;
+  brisk_binding_message(@Text[0]);
+end;
+
+function Decimal(Value: NativeUInt): ShortString;
+begin
+  Str(Value, Result);
+end;
+
 procedure ReportForeign(const Operation: ShortString; P: Pointer);
 begin
-  Writeln(ErrOutput, 'BriskMM: ', Operation, ' was given pointer $', PointerHex(P),
+  Say('BriskMM: ' + Operation + ' was given pointer $' + PointerHex(P) +
     ', which brisk did not allocate.');
-  Writeln(ErrOutput, 'BriskMM: memory from another memory manager (or a pointer that was never',
+  Say('BriskMM: memory from another memory manager (or a pointer that was never' +
     ' allocated) reached BriskMM; is BriskMM the first unit in the program''s uses clause?');
-  Flush(ErrOutput);
 end;
 
 function CurrentInfo: TBriskMemoryInfo;
@@ -282,43 +329,50 @@ end;
 
 procedure NotFirst(const Reason, Rule: ShortString);
 begin
-  Writeln(ErrOutput, 'BriskMM: ', Reason);
-  Writeln(ErrOutput, 'BriskMM: BriskMM must be the first unit in the program''s uses clause', Rule, '.');
-  Writeln(ErrOutput, 'BriskMM: the program stops here, before anything was mixed between memory managers.');
-  Flush(ErrOutput);
+  Say('BriskMM: ' + Reason);
+  Say('BriskMM: BriskMM must be the first unit in the program''s uses clause' + Rule + '.');
+  Say('BriskMM: the program stops here, before anything was mixed between memory managers.');
   Halt(BriskExitNotFirst);
 end;
 
 { Sets brisk up where no C constructor does it (see brisk_binding_init). }
 procedure StartBrisk;
 begin
-{$IFDEF MSWINDOWS}
+{$IF DEFINED(MSWINDOWS) OR (DEFINED(FPC) AND NOT DEFINED(BRISK_SHARED))}
   if brisk_binding_init = 0 then
   begin
-    Writeln(ErrOutput, 'BriskMM: brisk could not set itself up; the program stops before it allocates.');
-    Flush(ErrOutput);
+    Say('BriskMM: brisk could not set itself up; the program stops before it allocates.');
     Halt(BriskExitInitFailed);
   end;
-{$ENDIF}
+{$IFEND}
 end;
 
 {$IFDEF FPC}
 { --- Free Pascal: TMemoryManager ------------------------------------------------ }
 
+type
+  { Word-sized, so that one compare-and-swap updates it (Int64 on 64-bit
+    targets, for InterlockedCompareExchange64). }
+  TBriskPeak = {$IFDEF CPU64}Int64{$ELSE}PtrUInt{$ENDIF};
+
 var
-  { The largest CurrHeapUsed a status call has seen (see the unit's header).
-    Int64 so that InterlockedCompareExchange64 applies; 64-bit targets only. }
-  PeakUsedSeen: Int64 = 0;
+  { The largest CurrHeapUsed a status call has seen (see the unit's header). }
+  PeakUsedSeen: TBriskPeak = 0;
 
 { Raises PeakUsedSeen to Used unless another thread already saw more. }
-procedure NotePeak(Used: Int64);
+procedure NotePeak(Used: TBriskPeak);
 var
-  Peak: Int64;
+  Peak: TBriskPeak;
 begin
   Peak := PeakUsedSeen;
   while Used > Peak do
   begin
+{$IFDEF CPU64}
     if InterlockedCompareExchange64(PeakUsedSeen, Used, Peak) = Peak then
+{$ELSE}
+    if PtrUInt(InterlockedCompareExchange(Pointer(PeakUsedSeen), Pointer(Used),
+      Pointer(Peak))) = Peak then
+{$ENDIF}
       Break;
     Peak := PeakUsedSeen;
   end;
@@ -369,9 +423,8 @@ begin
     BriskForeignMemSize: ForeignPointer('MemSize', P);
     BriskSizePastBlock:
       begin
-        Writeln(ErrOutput, 'BriskMM: FreeMem(P, ', Size, ') on pointer $', PointerHex(P),
-          ', a block of only ', brisk_usable_size(P), ' bytes.');
-        Flush(ErrOutput);
+        Say('BriskMM: FreeMem(P, ' + Decimal(Size) + ') on pointer $' + PointerHex(P) +
+          ', a block of only ' + Decimal(brisk_usable_size(P)) + ' bytes.');
         HandleError(204);
       end;
   end;
@@ -400,7 +453,7 @@ end;
 function BriskGetFPCHeapStatus: TFPCHeapStatus;
 var
   Info: TBriskMemoryInfo;
-  Used: Int64;
+  Used: TBriskPeak;
 begin
   Used := brisk_binding_bytes_in_use;
   NotePeak(Used);
@@ -450,6 +503,51 @@ const
     GetFPCHeapStatus: @BriskGetFPCHeapStatus;
   );
 
+{ The same record for BRISK_LEAKS and BRISK_CHECK, which name the call site
+  of each block: the C library's unwinder cannot walk Free Pascal's code (it
+  has no unwind tables), so after each allocation brisk is handed the frame
+  pointer of the entry below and follows the frame-pointer chain from there
+  (brisk_binding_trace_block). Routines that keep no frame (the RTL's GetMem,
+  code built with -O2 or more) leave no mark in that chain: their callers
+  appear, and the allocating routine itself when it keeps a frame, which
+  code built for debugging (-O1 or -O-, with -gl) does. Only these three
+  entries allocate; the others are brisk's own. }
+{$push}{$stackframes on}
+function TracedGetMem(Size: PtrUInt): Pointer;
+begin
+  Result := brisk_binding_getmem(Size);
+  brisk_binding_trace_block(Result, get_frame);
+end;
+
+function TracedAllocMem(Size: PtrUInt): Pointer;
+begin
+  Result := brisk_binding_allocmem(Size);
+  brisk_binding_trace_block(Result, get_frame);
+end;
+
+function TracedReAllocMem(var P: Pointer; Size: PtrUInt): Pointer;
+begin
+  Result := brisk_binding_reallocmem(P, Size);
+  brisk_binding_trace_block(Result, get_frame);
+end;
+{$pop}
+
+const
+  TracedMemoryManager: TMemoryManager = (
+    NeedLock: False;
+    GetMem: @TracedGetMem;
+    FreeMem: @brisk_binding_freemem;
+    FreeMemSize: @brisk_binding_freemem_size;
+    AllocMem: @TracedAllocMem;
+    ReAllocMem: @TracedReAllocMem;
+    MemSize: @brisk_binding_memsize;
+    InitThread: @BriskInitThread;
+    DoneThread: @BriskDoneThread;
+    RelocateHeap: nil;
+    GetHeapStatus: @BriskGetHeapStatus;
+    GetFPCHeapStatus: @BriskGetFPCHeapStatus;
+  );
+
 {$IFDEF MSWINDOWS}
 { What the default heap holds before any unit initialises. On Windows the
   system unit builds ParamStr's argument list there (argv and one block per
@@ -492,7 +590,10 @@ begin
     NotFirst('units initialised before BriskMM have already allocated memory from the default heap.', Rule);
   StartBrisk;
   brisk_binding_set_error_handler(@BindingError);
-  SetMemoryManager(BriskMemoryManager);
+  if brisk_binding_traces <> 0 then
+    SetMemoryManager(TracedMemoryManager)
+  else
+    SetMemoryManager(BriskMemoryManager);
   Installed := True;
 end;
 

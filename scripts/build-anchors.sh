@@ -10,6 +10,7 @@
 #   snmalloc   https://github.com/microsoft/snmalloc   (-> snmalloc.so, its libsnmallocshim.so)
 #   rpmalloc   https://github.com/mjansson/rpmalloc    (-> rpmalloc.so)
 #   FastMM4    https://github.com/pleriche/FastMM4     (-> fastmm4/, Pascal sources)
+#   mORMot 2   https://github.com/synopse/mORMot2      (-> fpcx64mm/, its fpcx64mm unit)
 # recognised by its files, whatever the folder is called. Release builds, with
 # each project's own defaults for overriding malloc. For each library,
 # DIR/NAME.version records the version (git describe, or the version in the
@@ -21,7 +22,11 @@
 # program compiles in, not a library: its sources and FastMM4Options.inc,
 # unchanged (FastMM4's default options), are copied to DIR/fastmm4/ once a
 # threaded program built with them has run. The Pascal bench build compiles
-# the fastmm4 variants of the Pascal workloads from there.
+# the fastmm4 variants of the Pascal workloads from there. The same for
+# mORMot 2's fpcx64mm, Free Pascal's x86-64 memory manager
+# (src/core/mormot.core.fpcx64mm.pas, which needs no other mORMot file),
+# copied to DIR/fpcx64mm/ once a threaded program built with it in each of
+# its three settings (default, FPCMM_SERVER, FPCMM_BOOSTER) has run.
 #
 # Needs cmake, a C compiler, for snmalloc a C++17 compiler and for FastMM4
 # fpc (scripts/install-deps.sh installs them). Nothing is downloaded.
@@ -54,6 +59,7 @@ kind_of() {
   elif [ -f "$1/src/snmalloc/snmalloc.h" ]; then echo snmalloc
   elif [ -f "$1/rpmalloc/rpmalloc.c" ]; then echo rpmalloc
   elif [ -f "$1/FastMM4.pas" ] && [ -f "$1/FastMM4Options.inc" ]; then echo fastmm4
+  elif [ -f "$1/src/core/mormot.core.fpcx64mm.pas" ]; then echo fpcx64mm
   else return 1
   fi
 }
@@ -71,6 +77,8 @@ version_of() {
       sed -n 's/^#define MI_MALLOC_VERSION \([0-9]*\).*/\1/p' "$src/include/mimalloc.h" |
         awk '{ printf "v%d.%d.%d (from mimalloc.h)\n", $1 / 10000, ($1 / 100) % 100, $1 % 100 }' ;;
     rpmalloc) echo "$(head -n 1 "$src/CHANGELOG") (from CHANGELOG)" ;;
+    fpcx64mm)  # mORMot's release and commit number: '2.4.16513'
+      echo "mORMot $(tr -d "'" <"$src/src/mormot.commit.inc") (from mormot.commit.inc)" ;;
     fastmm4)  # its first line: "Fast Memory Manager 4.993"
       echo "$(sed -n '1,5s/^Fast Memory Manager \([0-9.]*\).*/\1/p' "$src/FastMM4.pas") (from FastMM4.pas)" ;;
     *) echo "unknown (no git history)" ;;
@@ -182,6 +190,76 @@ PASCAL
   echo "$units"
 }
 
+# fpcx64mm: the one unit, as it is in the checkout. The check program is
+# built once per setting, each with its own compiled units.
+build_fpcx64mm() {  # src build_dir -> folder of the sources
+  local units="$2/fpcx64mm" said setting
+  if ! command -v fpc >/dev/null; then
+    echo "fpc not found (scripts/install-deps.sh test installs it)" >"$2.log"
+    return 1
+  fi
+  rm -rf "${2:?}"
+  mkdir -p "$units"
+  cp "$1/src/core/mormot.core.fpcx64mm.pas" "$units/"
+  cat >"$2/check_fpcx64mm.pas" <<'PASCAL'
+program CheckFpcx64mm;
+{$mode objfpc}{$H+}
+uses mormot.core.fpcx64mm, cthreads, Classes, SysUtils;
+type
+  TWorker = class(TThread)
+  public
+    Total: Int64;
+    procedure Execute; override;
+  end;
+procedure TWorker.Execute;
+var
+  I: Integer;
+  Kept: TStringList;
+begin
+  Kept := TStringList.Create;
+  for I := 1 to 20000 do
+  begin
+    Kept.Add(StringOfChar('x', 1 + I mod 3000));
+    if Kept.Count = 500 then
+      Kept.Clear;
+    Inc(Total, 1 + I mod 3000);
+  end;
+  Kept.Free;
+  FreeMem(GetMem(1 shl 20));
+end;
+var
+  Workers: array[0..3] of TWorker;
+  I: Integer;
+  Total: Int64 = 0;
+begin
+  for I := 0 to High(Workers) do
+    Workers[I] := TWorker.Create(False);
+  for I := 0 to High(Workers) do
+  begin
+    Workers[I].WaitFor;
+    Inc(Total, Workers[I].Total);
+    Workers[I].Free;
+  end;
+  if not IsMemoryManagerSet then
+    WriteLn('fpcx64mm is not the memory manager')
+  else if Total <> 4 * 29012000 then
+    WriteLn('wrong total ', Total)
+  else
+    WriteLn('ok');
+end.
+PASCAL
+  : >"$2.log"
+  for setting in "" FPCMM_SERVER FPCMM_BOOSTER; do
+    mkdir -p "$2/ppu$setting"
+    fpc -B -O2 -l- ${setting:+-d$setting} -Fu"$units" -FU"$2/ppu$setting" -o"$2/check$setting" \
+      "$2/check_fpcx64mm.pas" >>"$2.log" 2>&1 || return 1
+    said="$("$2/check$setting" 2>&1)" || true
+    echo "check_fpcx64mm ${setting:-default}: $said" >>"$2.log"
+    [ "$said" = ok ] || return 1
+  done
+  echo "$units"
+}
+
 # A library that a trivial program cannot run with is no use to the bench.
 check_preload() {
   local stderr
@@ -189,11 +267,11 @@ check_preload() {
 }
 
 args=()
-fastmm4=""
+pascal_units=()
 for src in "${sources[@]}"; do
   src="$(cd "$src" && pwd)"
   if ! kind="$(kind_of "$src")"; then
-    echo "build-anchors: $src is not a mimalloc, snmalloc, rpmalloc or FastMM4 checkout" >&2
+    echo "build-anchors: $src is not a mimalloc, snmalloc, rpmalloc, FastMM4 or mORMot 2 checkout" >&2
     exit 65
   fi
   version="$(version_of "$src" "$kind")"
@@ -209,14 +287,14 @@ for src in "${sources[@]}"; do
     tail -n 15 "$build_dir.log" >&2
     exit 1
   fi
-  if [ "$kind" = fastmm4 ]; then
+  if [ "$kind" = fastmm4 ] || [ "$kind" = fpcx64mm ]; then
     # A folder of sources replaces the previous one whole, so no file of an
-    # older FastMM4 is left beside the new ones.
+    # older version is left beside the new ones.
     rm -rf "$out/$name.partial"
     cp -R "$library" "$out/$name.partial"
     rm -rf "${out:?}/$name"
     mv "$out/$name.partial" "$out/$name"
-    fastmm4="$out/$name"
+    pascal_units+=("$name")
   else
     cp "$library" "$out/$name.so.partial"
     mv "$out/$name.so.partial" "$out/$name.so"
@@ -234,13 +312,16 @@ if [ "$out" = "$root/.cache/anchors" ]; then
 else
   echo "build-anchors: built into $out; use ./brisk bench --anchors $out."
 fi
-if [ -n "$fastmm4" ] && [ "$out" = "$root/.cache/anchors" ]; then
-  echo "FastMM4: the Pascal bench build compiles {lines,objects}_fastmm4 from $fastmm4."
-elif [ -n "$fastmm4" ]; then
-  # The Pascal build looks in .cache/anchors/fastmm4 unless told otherwise.
-  echo "FastMM4: for the Pascal bench build, ./brisk bench --anchors $out," \
-    "or cmake -DBRISK_FASTMM4_DIR=$fastmm4."
-fi
+for name in "${pascal_units[@]}"; do
+  if [ "$out" = "$root/.cache/anchors" ]; then
+    echo "$name: the Pascal bench build compiles the workloads' ${name} variants from $out/$name."
+  else
+    # The Pascal build looks in .cache/anchors/NAME unless told otherwise.
+    upper=$(echo "$name" | tr a-z A-Z)
+    echo "$name: for the Pascal bench build, ./brisk bench --anchors $out," \
+      "or cmake -DBRISK_${upper}_DIR=$out/$name."
+  fi
+done
 if [ ${#args[@]} -gt 0 ]; then
   echo "For other tools:"
   printf '  %s\n' "${args[@]}"

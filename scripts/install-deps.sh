@@ -5,12 +5,23 @@
 # command, and CMake only checks and says what is missing.
 #
 #   scripts/install-deps.sh base      python3, which ./brisk's commands run on
-#   scripts/install-deps.sh test      everything `./brisk test` needs (the default)
+#   scripts/install-deps.sh test      everything `./brisk test` needs (the default), with
+#                                     pprof and inferno-flamegraph (install-profile-tools.sh)
 #   scripts/install-deps.sh bench     what `./brisk bench` needs to build, plus the
 #                                     peer allocators and the chart library if it can
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
 #   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
 #                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
+#   scripts/install-deps.sh linux32   the test packages plus gcc's 32-bit x86 support and the
+#                                     Free Pascal sources (./brisk test's linux32 stage)
+#   scripts/install-deps.sh win32     the test packages plus the Win32 cross toolchain and the
+#                                     Free Pascal sources, and, where apt can, Wine's 32-bit
+#                                     side (./brisk test's win32 stage)
+#   scripts/install-deps.sh arm64     the test packages plus the ARM64 cross toolchain (gcc,
+#                                     g++, the ARM64 C library) and qemu-user to run its
+#                                     programs (./brisk test's arm64 stages)
+#   scripts/install-deps.sh musl      the test packages plus musl-gcc and musl's dynamic
+#                                     loader (./brisk test's musl stage, tools/musl_bench.py)
 #   scripts/install-deps.sh rust      Debian's Rust toolchain for bindings/rust (./brisk test's
 #                                     rust stage): cargo and rustc, the Win64 standard library
 #                                     with the MinGW-w64 compiler, and Wine to run its tests
@@ -23,10 +34,13 @@ set -eu
 base="python3"
 # What building brisk and its Free Pascal unit takes (the tests enable C++ too).
 build="cmake ninja-build make gcc g++ pkg-config binutils fp-compiler fp-units-rtl fp-units-fcl"
+# lazbuild and the prebuilt LCL (GTK 2) for the Lazarus package's tests; the LCL
+# units need fp-units-misc (the chm units), which lcl-units does not pull in.
+lazarus="lcl-utils lcl-units fp-units-misc"
 # libclang-rt-14-dev holds the sanitizer runtimes: clang only recommends it, so
 # an install without recommends leaves the ThreadSanitizer build unable to link.
 # git makes the source tarball (scripts/package.sh), which the package stage builds.
-test="$base $build clang libclang-rt-14-dev clang-format sqlite3 git"
+test="$base $build $lazarus clang libclang-rt-14-dev clang-format sqlite3 git"
 peers="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2"
 chart="python3-matplotlib"
 # The Win64 cross compiler, Wine to run its programs, and the Free Pascal
@@ -36,7 +50,23 @@ windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 # CI's machine cannot download: bindings/rust builds with these, offline,
 # from the crates in bindings/rust/vendor/. The Win64 std and the cross
 # compiler build the crates for x86_64-pc-windows-gnu too, Wine runs them.
+# The ARM64 cross compilers and C library, and qemu-user statically linked
+# (scripts/run-aarch64.sh says why static).
+arm64="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+# musl-gcc (musl-tools), musl's headers and static library (musl-dev) and its
+# dynamic loader, /lib/ld-musl-x86_64.so.1 (musl).
+musl="musl musl-dev musl-tools"
 rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
+
+# gcc -m32: the versioned multilib packages, not gcc-multilib, which adds only
+# the link /usr/include/asm and conflicts with every cross compiler
+# (gcc-aarch64-linux-gnu among them); cmake/linux-i386.cmake points -m32 at
+# those headers itself. fpc-source: scripts/build-fpc-i386.sh builds Free
+# Pascal's i386 compiler and units from it.
+linux32="gcc-12-multilib g++-12-multilib fpc-source"
+# The Win32 cross compiler and Free Pascal's sources (i386-win32 units);
+# wine32:i386 is tried apart (win32_wine below).
+win32="gcc-mingw-w64-i686-win32 g++-mingw-w64-i686-win32 fpc-source"
 
 mode=${1:-test}
 case "$mode" in
@@ -45,11 +75,23 @@ case "$mode" in
   bench) required="$base $build" optional="$peers $chart valgrind" ;;
   overhead) required="$base $build valgrind" optional= ;;
   windows) required="$test $windows" optional= ;;
+  arm64) required="$test $arm64" optional= ;;
+  musl) required="$test $musl" optional= ;;
   rust) required="$base $rust" optional= ;;
-  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|rust]" >&2; exit 64 ;;
+  linux32) required="$test $linux32" optional= ;;
+  win32) required="$test $win32" optional= ;;
+  *) echo "usage: scripts/install-deps.sh [base|test|bench|overhead|windows|linux32|win32|arm64|musl|rust]" >&2
+    exit 64 ;;
 esac
 
 say() { echo "install-deps: $*" >&2; }
+# The test mode also installs pprof and inferno-flamegraph, which Debian does
+# not package, from the Go module proxy and crates.io (the heap profile's tests
+# read brisk's profiles with them; they are skipped, with the reason, without).
+extras() {
+  [ "$mode" = test ] && sh "$(dirname "$0")/install-profile-tools.sh"
+  return 0
+}
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # Not Debian: nothing to check against; the build names what it misses.
@@ -68,7 +110,7 @@ missing() { # packages...: those not installed, on one line
 need=$(missing $required)
 # shellcheck disable=SC2086
 want=$(missing $optional)
-[ -z "$need$want" ] && exit 0
+[ -z "$need$want" ] && [ "$mode" != win32 ] && { extras; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
   [ -n "$want" ] && say "optional packages missing (not root, not installed): $want"
@@ -104,6 +146,44 @@ if [ -n "$need" ]; then
   # shellcheck disable=SC2086
   apt_install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
 fi
+# Wine's 32-bit side for the win32 stage: wine32:i386 needs dpkg's i386
+# architecture, and installs only while Debian's i386 package lists are in
+# step with the amd64 ones (a mirror mid-sync serves them out of step, and
+# apt refuses). Where it cannot, it says apt's answer and leaves the machine
+# as it found it (the architecture removed again, so that no later
+# `apt-get update` trips on the i386 lists); the stage then builds everything
+# and reports its runs as skipped.
+win32_wine() {
+  dpkg-query -W -f='${Status}\n' wine32:i386 2>/dev/null | grep -q "install ok installed" &&
+    return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    say "wine32:i386 is not installed (not root): the win32 stage will skip its runs"
+    return 0
+  fi
+  added=no
+  if ! dpkg --print-foreign-architectures | grep -qx i386; then
+    say "dpkg --add-architecture i386 (for wine32:i386)"
+    dpkg --add-architecture i386
+    added=yes
+  fi
+  say "apt-get update (with the i386 lists)"
+  apt-get update -q >"$log" 2>&1 || { grep -E '^(E|W):' "$log" | head -n 5 >&2; }
+  say "installing wine32:i386 (optional)"
+  if apt-get install -y -q --no-install-recommends wine32:i386 >"$log" 2>&1; then
+    say "wine32:i386 installed"
+    return 0
+  fi
+  grep -vE '^(Reading|Building|Some packages|requested|distribution|or been moved|The following information)' \
+    "$log" | tail -n 20 >&2
+  say "could not install wine32:i386 (apt's answer above): the win32 stage builds everything" \
+    "and reports its runs as skipped"
+  if [ "$added" = yes ] && [ -z "$(dpkg-query -W -f='${Architecture}\n' 2>/dev/null | grep -x i386)" ]; then
+    dpkg --remove-architecture i386 && apt-get update -q >"$log" 2>&1 || true
+    say "dpkg's i386 architecture removed again"
+  fi
+  return 0
+}
+
 for package in $want; do
   say "installing $package (optional)"
   apt_install "$package" && continue
@@ -112,4 +192,6 @@ for package in $want; do
     *) say "could not install $package: the benchmark will run without that allocator" ;;
   esac
 done
+extras
+[ "$mode" = win32 ] && win32_wine
 exit 0

@@ -76,3 +76,24 @@ add_test(NAME windows_static_imports
   COMMAND ${CMAKE_COMMAND} -DNM=${BRISK_NM} -DARCHIVE=$<TARGET_FILE:brisk_static>
           -P ${PROJECT_SOURCE_DIR}/cmake/windows/check_imports.cmake)
 set_tests_properties(windows_static_imports PROPERTIES LABELS "api;windows")
+
+get_filename_component(brisk_toolchain ${CMAKE_TOOLCHAIN_FILE} ABSOLUTE BASE_DIR
+  ${PROJECT_SOURCE_DIR})
+set(brisk_prefix -) # the Wine prefix to reuse, if any
+if(BRISK_WINEPREFIX)
+  set(brisk_prefix ${BRISK_WINEPREFIX})
+endif()
+if(CMAKE_SIZEOF_VOID_P EQUAL 4)
+  set(brisk_win win32)
+else()
+  set(brisk_win win64)
+endif()
+# The same Windows build with CMake's default generator, Unix Makefiles, at
+# -j4 (whatever generator this build uses): the libraries and Free Pascal
+# programs of both forms, whose steps once ran twice at once there.
+add_test(NAME windows_makefiles_parallel
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/platform/windows_makefiles.sh ${PROJECT_SOURCE_DIR}
+          ${brisk_toolchain} ${brisk_prefix} pascal_${brisk_win}_test_briskmm
+          pascal_${brisk_win}_ok_minimal pascal_${brisk_win}_ok_minimal_shared)
+set_tests_properties(windows_makefiles_parallel PROPERTIES LABELS "windows" TIMEOUT 900
+  RUN_SERIAL ON PASS_REGULAR_EXPRESSION "[1-9][0-9]* passed, 0 failed")

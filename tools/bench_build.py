@@ -60,11 +60,12 @@ def _configure_command(source, build_dir):
     return command
 
 
-def build(no_build, log, fastmm4_dir=None):
+def build(no_build, log, fastmm4_dir=None, fpcx64mm_dir=None):
     """Builds everything; falls back to the workloads alone while the
     allocator core does not build. Returns (bench binary folder, brisk
-    library or None). fastmm4_dir: where FastMM4's sources may be (the
-    fastmm4/ folder of --anchors), for the fastmm4 Pascal variants."""
+    library or None). fastmm4_dir, fpcx64mm_dir: where FastMM4's and
+    fpcx64mm's sources may be (those folders of --anchors), for their Pascal
+    variants."""
     brisk_lib = os.path.join(BUILD_DIR, "libbrisk.so")
     if no_build:
         for candidate in (os.path.join(BUILD_DIR, "bench"), BENCH_ONLY_BUILD_DIR):
@@ -81,6 +82,8 @@ def build(no_build, log, fastmm4_dir=None):
         # since the last build is picked up (pascal/CMakeLists.txt looks at
         # configure time).
         configure.append(f"-DBRISK_FASTMM4_DIR={os.path.abspath(fastmm4_dir)}")
+    if fpcx64mm_dir:
+        configure.append(f"-DBRISK_FPCX64MM_DIR={os.path.abspath(fpcx64mm_dir)}")
     problem = _run_quiet(configure, "configure") or _run_quiet(
         ["cmake", "--build", BUILD_DIR, "-j"], "build")
     if problem is None and os.path.exists(brisk_lib):

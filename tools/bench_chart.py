@@ -121,6 +121,7 @@ def _subtitle(meta, outlined):
 PASCAL_COLUMNS = (("brisk", "brisk = BriskMM (the brisk unit)"),
                   ("fpcheap", "fpcheap = FPC's own heap"),
                   ("fastmm4", "fastmm4 = FastMM4"),
+                  ("fpcx64mm", "fpcx64mm(_server, _booster) = mORMot 2's fpcx64mm (its settings)"),
                   ("cmem", "cmem = FPC's cmem unit over glibc's malloc"))
 CMEM_OVER = "cmem+"  # cmem+jemalloc: the cmem binary with jemalloc preloaded
 NOTE_CHARS = 110  # characters on one line of the note at its font size
@@ -129,7 +130,8 @@ NOTE_CHARS = 110  # characters on one line of the note at its font size
 def pascal_note(columns):
     """The lines of the note over the Pascal maps, saying what each column
     drawn is (and nothing about columns that are not)."""
-    parts = [text for name, text in PASCAL_COLUMNS if name in columns]
+    parts = [text for name, text in PASCAL_COLUMNS
+             if name in columns or any(c.startswith(name + "_") for c in columns)]
     if any(name.startswith(CMEM_OVER) for name in columns):
         parts.append("cmem+X = cmem over allocator X (preloaded)")
     # A line breaks between two columns' descriptions, never inside one.

@@ -150,12 +150,15 @@ WORKLOADS = [
 
 # Pascal variants: FPC's own heap, cmem (FPC's bridge to the C malloc, so to
 # whatever is preloaded), BriskMM, the Free Pascal binding of brisk, and
-# FastMM4, the Delphi memory manager, where its sources were at hand for the
-# build (scripts/build-anchors.sh). Few machines have them, so its binaries
-# are optional: their absence is not reported as missing.
-PASCAL_MANAGERS = ("fpcheap", "cmem", "brisk", "fastmm4")
-PASCAL_OPTIONAL = ("fastmm4",)
-PASCAL_RUNS_ON = {"fpcheap": "fpcheap", "cmem": "glibc", "brisk": "brisk", "fastmm4": "fastmm4"}
+# FastMM4, the Delphi memory manager, and mORMot 2's fpcx64mm in its three
+# settings, where their sources were at hand for the build
+# (scripts/build-anchors.sh). Few machines have them, so their binaries are
+# optional: their absence is not reported as missing.
+FPCX64MM = ("fpcx64mm", "fpcx64mm_server", "fpcx64mm_booster")
+PASCAL_MANAGERS = ("fpcheap", "cmem", "brisk", "fastmm4") + FPCX64MM
+PASCAL_OPTIONAL = ("fastmm4",) + FPCX64MM
+PASCAL_RUNS_ON = {"fpcheap": "fpcheap", "cmem": "glibc", "brisk": "brisk", "fastmm4": "fastmm4",
+                  **{name: name for name in FPCX64MM}}
 PASCAL_THREADS, PASCAL_QUICK_THREADS = [1, 2, 4], [1, 2]
 # Workload.estimate_s of the line readers, measured as the C workloads'.
 PASCAL_LINES_ESTIMATE_S = {"readln": 3.0, "stream": 2.5}
@@ -167,7 +170,7 @@ def pascal_workloads(bench_dir):
     if not shutil.which("fpc"):
         return [], "Pascal workloads skipped: fpc is not installed"
     found = {}
-    for program in ("lines", "objects"):
+    for program in ("lines", "objects", "pipeline"):
         found[program] = {m: os.path.join(bench_dir, "pascal", f"{program}_{m}")
                           for m in PASCAL_MANAGERS}
         found[program] = {m: p for m, p in found[program].items() if os.access(p, os.X_OK)}
@@ -186,6 +189,14 @@ def pascal_workloads(bench_dir):
             "pascal-objects", "Free Pascal: objects that allocate and free many objects, "
             "in parallel", WORKLOADS[4].complaint, "a checksum over every object", "",
             estimate_s=2.3, binary_variants=found["objects"], thread_counts=PASCAL_THREADS,
+            quick_thread_counts=PASCAL_QUICK_THREADS))
+    if found["pipeline"]:
+        workloads.append(Workload(
+            "pascal-pipeline", "Free Pascal: a reader thread hands text lines through a queue "
+            "to T workers, which split and free them", "servers whose reader thread feeds a "
+            "pool of parsers: every string freed by another thread than the one that made it",
+            "line count and a checksum over every field", "", estimate_s=2.0,
+            binary_variants=found["pipeline"], thread_counts=PASCAL_THREADS,
             quick_thread_counts=PASCAL_QUICK_THREADS))
     missing = [f"{prog}_{m}" for prog in found for m in PASCAL_MANAGERS
                if m not in found[prog] and m not in PASCAL_OPTIONAL]
@@ -250,9 +261,11 @@ def list_text(width=100):
         for label, text in (("reproduces", w.complaint), ("checks", w.checks)):
             out += textwrap.wrap(f"{label}: {text}", width, initial_indent=" " * 15,
                                  subsequent_indent=" " * 17)
-    out += textwrap.wrap("pascal-lines-readln, pascal-lines-stream, pascal-objects: the lines and "
-                         "objects patterns in Free Pascal, under FPC's heap, cmem (over glibc and "
+    out += textwrap.wrap("pascal-lines-readln, pascal-lines-stream, pascal-objects, "
+                         "pascal-pipeline: the lines and objects patterns and a reader thread "
+                         "feeding workers, in Free Pascal, under FPC's heap, cmem (over glibc and "
                          "over each preloaded allocator), BriskMM and, where "
-                         "scripts/build-anchors.sh put its sources, FastMM4, when fpc is installed",
+                         "scripts/build-anchors.sh put their sources, FastMM4 and fpcx64mm "
+                         "(default, SERVER, BOOSTER), when fpc is installed",
                          width, subsequent_indent=" " * 13)
     return "\n".join(out)

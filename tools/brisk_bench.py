@@ -166,7 +166,7 @@ def parse_args(argv):
     args.alloc = _parse_alloc(parser, args.alloc)
     args.only = _csv_list(args.only)
     known = [w.name for w in bench_workloads.WORKLOADS] + [
-        f"pascal-lines-{r}" for r in ("readln", "stream")] + ["pascal-objects"]
+        f"pascal-lines-{r}" for r in ("readln", "stream")] + ["pascal-objects", "pascal-pipeline"]
     unknown = [w for w in args.only if w not in known]
     if unknown:
         parser.error(f"--only: unknown workload(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -194,6 +194,8 @@ def find_allocators(args, brisk_lib, why_missing):
             "and rpmalloc there)")
     if os.path.isdir(_fastmm4_dir(args)):
         log(f"found in {where}: fastmm4/, FastMM4's sources, for the fastmm4 Pascal variants")
+    if os.path.isdir(_fpcx64mm_dir(args)):
+        log(f"found in {where}: fpcx64mm/, mORMot 2's fpcx64mm, for the fpcx64mm Pascal variants")
     for name, why in skipped.items():
         log(f"skipped {name}: {why}")
     if not allocators:
@@ -251,11 +253,17 @@ def _fastmm4_dir(args):
     return os.path.join(args.anchors, "fastmm4")
 
 
+def _fpcx64mm_dir(args):
+    """Where scripts/build-anchors.sh puts mORMot 2's fpcx64mm in --anchors."""
+    return os.path.join(args.anchors, "fpcx64mm")
+
+
 def prepare(args):
     """Prerequisites, build and allocators: what both the timed run and
     --callgrind need. Returns (bench_dir, brisk_lib, allocators, skipped)."""
     why_missing = "--no-install given" if args.no_install else bench_build.install_deps(log)
-    bench_dir, brisk_lib = bench_build.build(args.no_build, log, _fastmm4_dir(args))
+    bench_dir, brisk_lib = bench_build.build(args.no_build, log, _fastmm4_dir(args),
+                                             _fpcx64mm_dir(args))
     allocators, skipped = find_allocators(args, brisk_lib, why_missing)
     return bench_dir, brisk_lib, allocators, skipped
 
@@ -337,14 +345,20 @@ def _conditions(args, machine, load, allocators, skipped, started):
 
 
 def _pascal_managers(args, columns_of):
-    """The version of FastMM4, the one Pascal memory manager from outside this
-    repository and FPC, where a fastmm4 column ran: from the fastmm4.version
-    that scripts/build-anchors.sh wrote beside the sources it was built from."""
-    if not any(v.name == "fastmm4" for variants in columns_of.values() for v in variants):
-        return {}
-    folder = os.path.abspath(_fastmm4_dir(args))
-    return {"fastmm4": {"version": bench_provenance.version_file(folder) or "unknown",
-                        "sources": folder}}
+    """The versions of the Pascal memory managers from outside this
+    repository and FPC (FastMM4, fpcx64mm) whose columns ran: from the
+    NAME.version that scripts/build-anchors.sh wrote beside the sources it
+    was built from."""
+    ran = {v.name for variants in columns_of.values() for v in variants}
+    managers = {}
+    for name, folder, columns in (("fastmm4", _fastmm4_dir(args), {"fastmm4"}),
+                                  ("fpcx64mm", _fpcx64mm_dir(args),
+                                   set(bench_workloads.FPCX64MM))):
+        if ran & columns:
+            folder = os.path.abspath(folder)
+            managers[name] = {"version": bench_provenance.version_file(folder) or "unknown",
+                              "sources": folder}
+    return managers
 
 
 def _command_line():

@@ -20,14 +20,17 @@ def main(argv):
         prog="brisk options",
         description="Print every BRISK_* setting with its value and where it comes from.")
     parser.add_argument("--lib", metavar="PATH", help="the libbrisk.so.0 to ask")
+    parser.add_argument("--program", metavar="PATH",
+                        help="the program to preload it into (default: true); one of the "
+                        "library's machine (a 32-bit library: a 32-bit program)")
     args = parser.parse_args(argv)
     library, why = brisk_run.find_library(args.lib)
     if library is None:
         print(f"brisk options: {why}", file=sys.stderr)
         return 2
     env = dict(os.environ, LD_PRELOAD=library, BRISK_VERBOSE="1")
-    result = subprocess.run([shutil.which("true") or "/bin/true"], env=env, capture_output=True,
-                            text=True, timeout=60)
+    program = args.program or shutil.which("true") or "/bin/true"
+    result = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     for line in lines:
         print(line)

@@ -44,6 +44,18 @@ def find_library(explicit):
                   "or pass --lib PATH")
 
 
+def heap_profile_library(library):
+    """libbrisk-heapprof.so.0 beside library (its allocation fast path counts
+    down to the heap profile's samples), or library itself (which samples on
+    its slow path, at more cost) when there is none."""
+    folder = os.path.dirname(library)
+    for name in ("libbrisk-heapprof.so.0", "libbrisk-heapprof.so"):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and is_shared_object(path):
+            return path
+    return library
+
+
 def describe_exit(program, status):
     """'exited with status 0' or 'was killed by SIGSEGV (segmentation fault)'."""
     if status >= 0:
@@ -85,8 +97,8 @@ def parse(argv):
     parser = argparse.ArgumentParser(
         prog="brisk run",
         description="Run PROGRAM with brisk preloaded and the chosen diagnostics on.",
-        usage="brisk run [--stats[=json]] [--profile] [--leaks] [--check] [--lib PATH] "
-        "-- PROGRAM [ARGS...]")
+        usage="brisk run [--stats[=json]] [--profile] [--heap-profile FILE] [--leaks] "
+        "[--check] [--lib PATH] -- PROGRAM [ARGS...]")
     parser.add_argument("--stats", nargs="?", const="1", choices=["1", "json"],
                         help="print statistics at exit (text, or json)")
     parser.add_argument("--stats-file", metavar="FILE",
@@ -97,8 +109,21 @@ def parse(argv):
                         help="write the profile to FILE (implies --profile)")
     parser.add_argument("--profile-rate", type=int, metavar="N",
                         help="trace one refill or remote free in N (default 1024)")
+    parser.add_argument("--heap-profile", metavar="FILE",
+                        help="sample allocations; at exit write the heap profile to FILE "
+                        "(pprof's format) and folded stacks beside it")
+    parser.add_argument("--heap-profile-rate", type=int, metavar="BYTES",
+                        help="one sample per BYTES allocated on average (default 524288)")
     parser.add_argument("--leaks", action="store_true",
                         help="report blocks still allocated at exit, by call site")
+    parser.add_argument("--leaks-file", metavar="FILE",
+                        help="write the leak report to FILE: .pb.gz pprof, .folded folded "
+                        "stacks, else text (implies --leaks)")
+    parser.add_argument("--leaks-exitcode", type=int, metavar="N",
+                        help="a program that leaked exits with status N (implies --leaks)")
+    parser.add_argument("--leaks-suppress", metavar="FILE",
+                        help="functions or libraries whose leaks are not reported, one "
+                        "pattern a line (implies --leaks)")
     parser.add_argument("--check", action="store_true",
                         help="checked mode: stop at the first double, invalid or interior free "
                         "or overrun, with stack traces (exit status 86)")
@@ -111,6 +136,14 @@ def parse(argv):
         parser.error("no program given (put it after --)")
     if args.stats_file and not args.stats:
         args.stats = "1"
+    if args.leaks_file or args.leaks_exitcode or args.leaks_suppress:
+        args.leaks = True
+    if args.heap_profile_rate is not None and args.heap_profile_rate < 1:
+        parser.error("--heap-profile-rate takes a number of bytes of at least 1")
+    if args.heap_profile_rate and not args.heap_profile:
+        parser.error("--heap-profile-rate needs --heap-profile FILE")
+    if args.leaks_exitcode is not None and not 1 <= args.leaks_exitcode <= 255:
+        parser.error("--leaks-exitcode takes a status from 1 to 255")
     return args
 
 
@@ -124,6 +157,8 @@ def main(argv):
     if shutil.which(program) is None and not os.path.isfile(program):
         print(f"brisk run: {program}: no such program", file=sys.stderr)
         return 127
+    if args.heap_profile and not args.lib:
+        library = heap_profile_library(library)
     env = dict(os.environ)
     env["LD_PRELOAD"] = library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     files, on_stderr = [], []  # reports written to files, reports printed on stderr
@@ -142,9 +177,22 @@ def main(argv):
         if args.profile_rate:
             env["BRISK_PROFILE_RATE"] = str(args.profile_rate)
         files.append(ReportFile("profile", env["BRISK_PROFILE_FILE"]))
+    if args.heap_profile:
+        env["BRISK_HEAP_PROFILE"] = os.path.abspath(args.heap_profile)
+        if args.heap_profile_rate:
+            env["BRISK_HEAP_PROFILE_RATE"] = str(args.heap_profile_rate)
+        files.append(ReportFile("heap profile", env["BRISK_HEAP_PROFILE"]))
     if args.leaks:
         env["BRISK_LEAKS"] = "1"
-        on_stderr.append("leak report")
+        if args.leaks_file:
+            env["BRISK_LEAKS_FILE"] = os.path.abspath(args.leaks_file)
+            files.append(ReportFile("leak report", env["BRISK_LEAKS_FILE"]))
+        else:
+            on_stderr.append("leak report")
+        if args.leaks_exitcode:
+            env["BRISK_LEAKS_EXITCODE"] = str(args.leaks_exitcode)
+        if args.leaks_suppress:
+            env["BRISK_LEAKS_SUPPRESS"] = os.path.abspath(args.leaks_suppress)
     if args.check:
         env["BRISK_CHECK"] = "1"
     try:
@@ -159,6 +207,8 @@ def main(argv):
             notes.append("checked mode: brisk found an error (above) and stopped the program")
         elif status >= 0:
             notes.append("checked mode: no error found")
+    if args.leaks_exitcode and status == args.leaks_exitcode:
+        notes.append(f"leaks: the program leaked (exit status {status}, --leaks-exitcode)")
     exited = status >= 0
     for what in on_stderr:
         notes.append(f"{what}: printed on standard error above" if exited else

@@ -27,8 +27,53 @@ TESTS = ["-DBRISK_BUILD_TESTS=ON"]
 # their outcome (e.g. waiting for background processes the tests left);
 # run: the name, in RUNNERS, of a function(stage, jobs, log_file) -> Result
 # that replaces configure, build and CTest (cmake_args is then unused).
-Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish run",
-                   defaults=[(), (), None])
+# excluded: {test name regex: why} for the tests a stage leaves out (what
+# this machine cannot run for that target); its log lists them.
+Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish run excluded",
+                   defaults=[(), (), None, {}])
+
+# Linux on ARM64, cross-built and run under qemu-user (cmake/aarch64-linux-gnu.cmake).
+# The tests this x86-64 machine cannot run for ARM64, each with the reason;
+# the stage leaves them out by name and its log lists them. The Free Pascal
+# tests are not built there: Debian has no Free Pascal cross compiler for
+# aarch64-linux (BRISK_PASCAL=OFF).
+ARM64_EXCLUDED = {
+    "preload_python": "preloads brisk into python3, and this machine's python3 is x86-64",
+    "preload_sqlite": "preloads brisk into sqlite3, and this machine's sqlite3 is x86-64",
+    "brisk_run_reports": "`brisk run` preloads brisk into programs of this machine (x86-64)",
+    "version_everywhere": "preloads brisk into /bin/true, an x86-64 program",
+    "install_and_consume": "builds its consumer with this machine's own compiler",
+    "brisk_huge_pages_on": "qemu-user ignores MADV_HUGEPAGE: no huge-page advice to check",
+    "brisk_medium_block_resident_at_return":
+        "qemu-user ignores MADV_POPULATE_WRITE: nothing is made resident ahead of use",
+    "brisk_thread_churn|override_thread_churn_linked":
+        "its RSS bound measures qemu-user, which keeps memory for every thread that ran",
+    "brisk_glibc_compat|override_glibc_compat_preload|override_glibc_compat_linked|"
+    "glibc_glibc_compat": "qemu-user ignores RLIMIT_AS, whose failures these check",
+}
+ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL=OFF",
+         # a quarter of the iterations: every instruction is emulated
+         "-DBRISK_TEST_SCALE=25", *TESTS]
+
+# brisk built with musl-gcc (cmake/x86_64-linux-musl.cmake): its tests run as
+# musl programs, brisk linked, preloaded, or statically linked with musl.
+# Not built there: the C++ test (Debian has no C++ library for musl), the
+# Free Pascal tests (nor Free Pascal), mallinfo's (glibc's functions).
+MUSL_EXCLUDED = {
+    "preload_python": "preloads brisk into python3, a glibc program here",
+    "preload_sqlite": "preloads brisk into sqlite3, a glibc program here",
+    "brisk_run_reports": "`brisk run` preloads brisk into this machine's glibc programs",
+    "version_everywhere": "preloads brisk into /bin/true, a glibc program",
+    "install_and_consume": "builds its consumer with this machine's compiler, for glibc",
+    "floor_malloc_churn": "bench/floor_malloc.c forwards to glibc's __libc_* functions",
+    "memory_bounds": "its bounds are glibc malloc's figures (on musl it measures musl's malloc, "
+                     "which runs past the test's time limit)",
+    "diagnostics": "the leak report tells the C library's own blocks by glibc's names "
+                   "(stdio's buffer, the loader); two of its checks need them",
+}
+
+def ctest_exclusions(excluded):
+    return ["-E", "^(" + "|".join(excluded) + ")$"] if excluded else []
 STAGES = [
     Stage("release", "build", "the release build: every test, Free Pascal, preloaded programs",
           ["-DCMAKE_BUILD_TYPE=Release", *TESTS]),
@@ -51,12 +96,38 @@ STAGES = [
            *TESTS],
           (["scripts/install-deps.sh", "windows"], ["scripts/build-fpc-win64.sh"]),
           (["scripts/wine-wait.sh", "build-win64"],)),
+    # 32-bit Linux: gcc -m32 (cmake/linux-i386.cmake), Free Pascal for i386-linux
+    # built from fpc-source (scripts/build-fpc-i386.sh); the kernel runs it natively
+    Stage("linux32", "build-linux32", "32-bit Linux (gcc -m32): every test, Free Pascal i386",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/linux-i386.cmake", *TESTS],
+          (["scripts/install-deps.sh", "linux32"],)),
+    # the Win32 build (MinGW-w64 i686, Free Pascal's i386-win32 units), its tests
+    # under Wine's 32-bit side; where wine32:i386 cannot be installed every run
+    # is skipped, saying why
+    Stage("win32", "build-win32", "Win32 (brisk.dll, libbrisk.a, BriskMM), tests under Wine 32",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-i686.cmake",
+           *TESTS],
+          (["scripts/install-deps.sh", "win32"], ["scripts/build-fpc-i386.sh"]),
+          (["scripts/wine-wait.sh", "build-win32"],)),
+    # Linux on ARM64: release with 4 KiB pages, debug (whose platform layer
+    # stops at any range that is not whole OS pages) with 64 KiB pages
+    Stage("arm64", "build-arm64", "Linux on ARM64, cross-built, tests under qemu-user (4 KiB pages)",
+          ["-DCMAKE_BUILD_TYPE=Release", *ARM64], (["scripts/install-deps.sh", "arm64"],),
+          excluded=ARM64_EXCLUDED),
+    Stage("arm64-debug", "build-arm64-debug",
+          "ARM64 with BRISK_DEBUG, tests under qemu-user with 64 KiB pages",
+          ["-DCMAKE_BUILD_TYPE=Debug", "-DBRISK_DEBUG=ON", "-DBRISK_QEMU_PAGE_SIZE=65536", *ARM64],
+          (["scripts/install-deps.sh", "arm64"],), excluded=ARM64_EXCLUDED),
+    Stage("musl", "build-musl", "built with musl-gcc: tests linked, preloaded, static with musl",
+          ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/x86_64-linux-musl.cmake",
+           *TESTS], (["scripts/install-deps.sh", "musl"],), excluded=MUSL_EXCLUDED),
     # bindings/rust with Debian's cargo and rustc 1.63 (see run_rust)
     Stage("rust", "build-rust", "the Rust crates (cargo, Debian's rustc), Linux and Win64",
           [], (["scripts/install-deps.sh", "rust"],), (), "rust"),
 ]
 
-Result = namedtuple("Result", "passed skipped failed problem failures")
+Result = namedtuple("Result", "passed skipped failed problem failures why_skipped",
+                    defaults=[()])
 
 
 def log(message):
@@ -102,8 +173,12 @@ def run_stage(stage, jobs, log_path):
         if status != 0:
             not_run = count_tests(folder)
             return Result(0, 0, not_run, f"build failed, {not_run} tests not run", [])
+        if stage.excluded:
+            log_file.write("\nleft out on this stage (this machine cannot run them for it):\n")
+            for names, why in stage.excluded.items():
+                log_file.write(f"  {names}: {why}\n")
         status, out = run_logged(["ctest", "--test-dir", folder, "--output-on-failure",
-                                  "-j", str(jobs)], log_file)
+                                  "-j", str(jobs), *ctest_exclusions(stage.excluded)], log_file)
         for command in stage.finish:
             run_logged(command, log_file)
     match = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", out)
@@ -114,7 +189,25 @@ def run_stage(stage, jobs, log_path):
     failed_list = out.split("The following tests FAILED:")[-1] if failed else ""
     failures = re.findall(r"^\s*\d+ - (\S+) \((.*)\)$", failed_list, re.MULTILINE)
     skipped = len(re.findall(r"^\s*\d+ - \S+ \(Skipped\)$", out, re.MULTILINE))
-    return Result(total - failed - skipped, skipped, failed, None, failures)
+    return Result(total - failed - skipped, skipped, failed, None, failures,
+                  skip_reasons(folder) if skipped else ())
+
+
+def skip_reasons(folder):
+    """The distinct "skipped: ..." lines the skipped tests printed (CTest
+    keeps every test's output in LastTest.log, the skipped ones' too)."""
+    try:
+        with open(os.path.join(folder, "Testing", "Temporary", "LastTest.log")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return ()
+    reasons = []
+    for line in lines:
+        # one reason per cause: the part before the program's own name
+        reason = re.sub(r": cannot run \S+$", "", line.strip())
+        if reason.startswith("skipped:") and reason not in reasons:
+            reasons.append(reason)
+    return tuple(reasons[:5])
 
 
 RUST = os.path.join(ROOT, "bindings", "rust")
@@ -328,6 +421,8 @@ def main(argv):
         log(f"{stage.name:<8} {outcome}  ({minutes}m{seconds:02d}s)")
         for name, why in result.failures:
             log(f"  FAILED {name} ({why})")
+        for reason in result.why_skipped:
+            log(f"  {reason}")
         if result.problem or result.failed:
             all_ok = False
             with open(log_path) as f:

@@ -50,11 +50,20 @@ def objects(build_dir, sources):
     return found
 
 
+def compiler_made(name):
+    """Symbols the compiler makes in every object that needs them (i386's
+    position-independent code: the GOT, the thunks that read the program
+    counter): no file's own."""
+    return name == "_GLOBAL_OFFSET_TABLE_" or name.startswith("__x86.get_pc_thunk.")
+
+
 def symbols(obj):
     out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
     defined, used = set(), set()
     for line in out.splitlines():
         fields = line.split()
+        if compiler_made(fields[-1]):
+            continue
         if len(fields) == 2 and fields[0] == "U":
             used.add(fields[1])
         elif len(fields) == 3 and fields[1] in "TDBRVW" + "dbrtw".upper():
@@ -135,7 +144,7 @@ def hidden_functions(obj):
         fields = line.split()
         # Num: Value Size Type Bind Vis Ndx Name
         if len(fields) == 8 and fields[3] == "FUNC" and fields[4] == "GLOBAL" \
-                and fields[5] == "HIDDEN" and fields[6] != "UND":
+                and fields[5] == "HIDDEN" and fields[6] != "UND" and not compiler_made(fields[7]):
             names.add(fields[7])
     return names
 

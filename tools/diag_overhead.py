@@ -8,6 +8,8 @@ several repetitions, medians of wall time:
   stats    BRISK_STATS=1
   profile  BRISK_PROFILE=1
   check    BRISK_CHECK=1
+  heap     BRISK_HEAP_PROFILE at the default rate, with libbrisk-heapprof.so (what
+           `brisk run --heap-profile` preloads; not in the default --modes)
 and, single-threaded, the callgrind instruction counts of nodiag and off, which
 do not drift with the machine's load. Prints a markdown table.
 """
@@ -34,8 +36,8 @@ def build(folder, options):
             sys.exit(f"brisk overhead: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
 
 
-def instructions(library, argv):
-    env = dict(os.environ, LD_PRELOAD=library)
+def instructions(library, argv, settings):
+    env = dict(os.environ, LD_PRELOAD=library, **settings)
     result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                              *argv], capture_output=True, text=True, env=env)
     match = re.search(r"Collected : (\d+)", result.stderr)
@@ -62,7 +64,8 @@ def main(argv):
     bench_dir = os.path.join(ROOT, "build", "bench")
     launcher = os.path.join(bench_dir, "measure")
     libs = {"nodiag": os.path.join(ROOT, "build-nodiag", "libbrisk.so"),
-            "normal": os.path.join(ROOT, "build", "libbrisk.so")}
+            "normal": os.path.join(ROOT, "build", "libbrisk.so"),
+            "heapprof": os.path.join(ROOT, "build", "libbrisk-heapprof.so.0")}
     lines_dir = brisk_bench.lines_data(
         bench_dir, brisk_bench.LINES_QUICK if args.quick else brisk_bench.LINES_FULL)
     scratch = tempfile.mkdtemp(prefix="brisk-overhead-")
@@ -74,6 +77,7 @@ def main(argv):
         "profile": (libs["normal"], {"BRISK_PROFILE": "1",
                                      "BRISK_PROFILE_FILE": os.path.join(scratch, "profile")}),
         "check": (libs["normal"], {"BRISK_CHECK": "1"}),
+        "heap": (libs["heapprof"], {"BRISK_HEAP_PROFILE": os.path.join(scratch, "heap.pb.gz")}),
     }
     modes = args.modes.split(",")
     if "off" not in modes or set(modes) - set(configs):
@@ -104,23 +108,33 @@ def main(argv):
                 else:
                     times[(w, c)].append(float("nan"))
     counts = {}
-    if not args.no_callgrind and "nodiag" in configs:
+    counted = [c for c in ("nodiag", "off", "heap") if c in configs]
+    if not args.no_callgrind:
         for w in workloads:
-            for c in ("nodiag", "off"):
-                counts[(w, c)] = instructions(configs[c][0], workload_argv(w, 1, True))
+            for c in counted:
+                counts[(w, c)] = instructions(configs[c][0], workload_argv(w, 1, True),
+                                              configs[c][1])
 
     print(f"\nDiagnostic modes' cost: median wall time of {args.reps} interleaved runs, "
           f"{args.threads} threads{' (quick sizes)' if args.quick else ''}; "
           "ratio to `off` in brackets.\n")
-    print("| workload | " + " | ".join(configs) + " | callgrind nodiag / off (1 thread, quick) |")
-    print("|---|" + "---|" * len(configs) + "---|")
+    with open("/proc/loadavg") as f:
+        print(f"load average at the end: {' '.join(f.read().split()[:3])}\n")
+    columns = [f"callgrind {c}" for c in counted] if counts else []
+    if columns:
+        print("callgrind: instructions of a 1-thread run at the quick sizes, ratio to off.\n")
+    print("| workload | " + " | ".join(list(configs) + columns) + " |")
+    print("|---|" + "---|" * (len(configs) + len(columns)))
     for w in workloads:
         base = statistics.median(times[(w, "off")])
         cells = []
         for c in configs:
             m = statistics.median(times[(w, c)])
-            cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({m / base:.2f}x)"))
-        n, o = counts.get((w, "nodiag")), counts.get((w, "off"))
-        ratio = f"{n:,} / {o:,} ({o / n:.4f}x)" if n and o else "-"
-        print(f"| {w} | " + " | ".join(cells) + f" | {ratio} |")
+            cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({m / base:.3f}x)"))
+        off = counts.get((w, "off"))
+        for c in (counted if counts else []):
+            n = counts.get((w, c))
+            cells.append("-" if not n else f"{n:,}" + (
+                "" if c == "off" or not off else f" ({n / off:.4f}x)"))
+        print(f"| {w} | " + " | ".join(cells) + " |")
     return 0

@@ -34,9 +34,9 @@ end;
 { A separate function (fpc -O2 does not inline it), so that the loop is the same code for
   every manager and the compiler cannot drop the pairs. Writing into the
   block keeps it a real use; the checksum proves the loop ran. }
-function Pairs(Iterations: Int64; Size: PtrUInt): PtrUInt;
+function Pairs(Iterations: PtrInt; Size: PtrUInt): PtrUInt; { PtrInt: a loop counter on i386 too }
 var
-  I: Int64;
+  I: PtrInt;
   P: PByte;
 begin
   Result := 0;

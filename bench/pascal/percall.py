@@ -3,8 +3,10 @@
 """Instructions per GetMem/FreeMem pair under each memory manager, counted by
 valgrind's callgrind (stable on a shared machine, unlike timings).
 
-Runs build/bench/pascal/percall_{fpcheap,cmem,brisk} (and percall_fastmm4,
-where FastMM4's sources were at hand for the build) under callgrind twice,
+Runs build/bench/pascal/percall_{fpcheap,cmem,brisk} (and percall_fastmm4
+and percall_fpcx64mm{,_server,_booster}, where FastMM4's and mORMot 2's
+sources were at hand for the build), and percall_cmem over jemalloc and
+mimalloc where Debian's packages are installed, under callgrind twice,
 with --iterations N and with --iterations 0, and divides the difference of
 the instruction counts by N: start-up and exit cancel out, what remains is
 the loop (GetMem, FreeMem, the RTL's dispatch, and a few instructions of
@@ -18,14 +20,19 @@ import re
 import subprocess
 import sys
 
-MANAGERS = ["fpcheap", "cmem", "brisk", "fastmm4"]
-OPTIONAL = ("fastmm4",)
+MANAGERS = ["fpcheap", "cmem", "brisk", "fastmm4", "fpcx64mm", "fpcx64mm_server",
+            "fpcx64mm_booster"]
+OPTIONAL = ("fastmm4", "fpcx64mm", "fpcx64mm_server", "fpcx64mm_booster")
+# cmem over another malloc: the library preloaded into the cmem binary
+PRELOADED = {"jemalloc": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+             "mimalloc": "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2"}
 
 
-def instructions(argv):
+def instructions(argv, preload=None):
     """Total instructions (Ir) of one run under callgrind."""
+    env = dict(os.environ, LD_PRELOAD=preload) if preload else None
     run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     if run.returncode != 0 or "RESULT ok=1" not in run.stdout:
         sys.exit(f"{' '.join(argv)} failed:\n{run.stdout}\n{run.stderr}")
     match = re.search(r"Collected\s*:\s*(\d+)", run.stderr)
@@ -44,13 +51,17 @@ def main():
     bin_dir = os.path.join(args.build, "bench", "pascal")
     print(f"| manager | instructions per GetMem/FreeMem pair of {args.size} bytes |")
     print("|---|---:|")
-    for manager in MANAGERS:
+    columns = [(m, m, None) for m in MANAGERS]
+    columns += [(f"cmem+{name}", "cmem", path) for name, path in PRELOADED.items()]
+    for name, manager, preload in columns:
         binary = os.path.join(bin_dir, f"percall_{manager}")
-        if manager in OPTIONAL and not os.access(binary, os.X_OK):
+        if (manager in OPTIONAL and not os.access(binary, os.X_OK)) or (
+                preload and not os.path.exists(preload)):
             continue
-        with_loop = instructions([binary, "--iterations", str(args.iterations), "--size", str(args.size)])
-        without = instructions([binary, "--iterations", "0", "--size", str(args.size)])
-        print(f"| {manager} | {(with_loop - without) / args.iterations:.1f} |")
+        loop = [binary, "--iterations", str(args.iterations), "--size", str(args.size)]
+        with_loop = instructions(loop, preload)
+        without = instructions(loop[:2] + ["0"] + loop[3:], preload)
+        print(f"| {name} | {(with_loop - without) / args.iterations:.1f} |")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ static void *memalign_as_glibc(size_t alignment, size_t size) {
     return NULL;
   }
   if (!is_power_of_two(alignment))
-    alignment = (size_t)1 << (sizeof(size_t) * 8 - (size_t)__builtin_clzll(alignment));
+    alignment = (size_t)1 << (64 - __builtin_clzll(alignment)); /* clzll counts in 64 bits */
   return aligned_malloc(alignment, size);
 }
 

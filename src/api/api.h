@@ -25,6 +25,9 @@ static inline heap_t *heap_for_this_thread(void) {
 
 /* ---- malloc.c: malloc, calloc, free and size queries ---------------------------- */
 INTERNAL void *malloc_slow(size_t size, bool zero);
+/* libbrisk-heapprof.so: an allocation that reached the thread's next sample
+ * point on the fast path (fast_path.h). */
+INTERNAL void *malloc_sampled(size_t size, bool zero);
 /* Any size, though meant for those past DIRECT_MAX. */
 INTERNAL void *malloc_past_direct(size_t size, bool zero);
 

@@ -22,6 +22,18 @@ void brisk_binding_done(void) {
   process_stop();
 }
 
+void brisk_binding_message(const char *text) {
+  if (text != NULL) platform_write(2, text, strlen(text));
+}
+
+int brisk_binding_traces(void) {
+  return process_init() && diag_tracks_sites() ? 1 : 0;
+}
+
+void brisk_binding_trace_block(void *block, void *frame) {
+  diag_retrace(block, frame);
+}
+
 static void count_in(heap_t *heap, ptrdiff_t change) {
   counter_add(heap->counters.binding_bytes, (int64_t)change);
 }
@@ -147,7 +159,7 @@ static NOINLINE void *binding_getmem_slow(size_t size) {
   return p;
 }
 
-void *brisk_binding_getmem(size_t size) {
+void *BRISK_BINDING_CALL brisk_binding_getmem(size_t size) {
   heap_t *heap = heap_current();
   page_t *page = fast_page(heap, size);
   if (unlikely(page == NULL)) return binding_getmem_slow(size);
@@ -155,11 +167,11 @@ void *brisk_binding_getmem(size_t size) {
   return page_pop(page);
 }
 
-size_t brisk_binding_freemem(void *block) {
+size_t BRISK_BINDING_CALL brisk_binding_freemem(void *block) {
   return binding_free(block, BRISK_BINDING_FOREIGN_FREEMEM);
 }
 
-size_t brisk_binding_freemem_size(void *block, size_t size) {
+size_t BRISK_BINDING_CALL brisk_binding_freemem_size(void *block, size_t size) {
   if (size == 0 || block == NULL) return 0;
   if (!brisk_owns(block)) return binding_foreign(BRISK_BINDING_FOREIGN_FREEMEM_SIZE, block, size);
   /* A size larger than the block catches a pointer freed with another
@@ -169,13 +181,13 @@ size_t brisk_binding_freemem_size(void *block, size_t size) {
   return binding_free(block, 0);
 }
 
-void *brisk_binding_allocmem(size_t size) {
+void *BRISK_BINDING_CALL brisk_binding_allocmem(size_t size) {
   void *p = brisk_binding_getmem(size);
   if (p != NULL) memset(p, 0, size);
   return p;
 }
 
-void *brisk_binding_reallocmem(void **block, size_t size) {
+void *BRISK_BINDING_CALL brisk_binding_reallocmem(void **block, size_t size) {
   void *p = *block;
   if (size == 0) {
     if (p != NULL) {
@@ -192,7 +204,7 @@ void *brisk_binding_reallocmem(void **block, size_t size) {
   return *block = q;
 }
 
-size_t brisk_binding_memsize(void *block) {
+size_t BRISK_BINDING_CALL brisk_binding_memsize(void *block) {
   if (block == NULL) return 0;
   if (!brisk_owns(block)) return binding_foreign(BRISK_BINDING_FOREIGN_MEMSIZE, block, 0);
   return brisk_usable_size(block);

@@ -7,6 +7,27 @@
 
 #include "api.h"
 
+/* libbrisk-heapprof.so is built with BRISK_SAMPLING_FAST_PATH: every
+ * allocation counts down the thread's bytes to its next heap-profile sample
+ * here, as tcmalloc does, and the one that reaches it goes to
+ * malloc_sampled. The default library has no count on its fast path: its
+ * heap profile samples on malloc_slow (diag/heap_profile.c). */
+#ifdef BRISK_SAMPLING_FAST_PATH
+static inline bool sample_due(size_t size) {
+  intptr_t left = (intptr_t)thread_word(THREAD_SAMPLE) - (intptr_t)size;
+  thread_word_set(THREAD_SAMPLE, (uintptr_t)left);
+  return left < 0;
+}
+#define SAMPLE_POINT(size, zero)                                                                   \
+  do {                                                                                             \
+    if (unlikely(sample_due(size))) return malloc_sampled(size, zero);                             \
+  } while (0)
+#else
+#define SAMPLE_POINT(size, zero)                                                                   \
+  do {                                                                                             \
+  } while (0)
+#endif
+
 /* The page serving size on this thread's fast path, when it has a block. */
 static inline page_t *fast_page(heap_t *heap, size_t size) {
   if (unlikely(size > DIRECT_MAX)) return NULL;
@@ -15,6 +36,7 @@ static inline page_t *fast_page(heap_t *heap, size_t size) {
 }
 
 static inline void *fast_malloc(size_t size) {
+  SAMPLE_POINT(size, false);
   if (unlikely(size > DIRECT_MAX)) return malloc_past_direct(size, false);
   page_t *page = fast_page(heap_current(), size);
   if (likely(page != NULL)) return page_pop(page);

@@ -23,6 +23,7 @@ static void fork_child(void) {
   heaps_after_fork();
   segment_cache_after_fork();
   huge_cache_after_fork();
+  heap_profile_after_fork();
 }
 
 static bool init_done; /* process_init_once ran to its end */
@@ -40,8 +41,21 @@ static void process_init_once(void) {
   diag_init();
   platform_thread_exit_init(collect_thread_exit);
   fence_init(); /* while the process most often has one thread */
-  platform_atfork(NULL, NULL, fork_child);
   init_done = true;
+}
+
+/* The fork handler is registered once the set-up above has ended and the
+ * thread has its heap, not inside the set-up: musl's pthread_atfork
+ * allocates, and that malloc would wait for the set-up it is part of. Its
+ * block is brisk's own, as the diagnostics' are (the leak report leaves it
+ * out). */
+static void fork_handler_register(void) {
+  static _Atomic(bool) xregistered;
+  if (atomic_exchange_relaxed(&xregistered, true)) return;
+  bool was_in_diag = in_diag();
+  in_diag_set(true);
+  platform_atfork(NULL, NULL, fork_child);
+  in_diag_set(was_in_diag);
 }
 
 bool process_init(void) {
@@ -51,7 +65,9 @@ bool process_init(void) {
 
 heap_t *heap_first_use(void) {
   if (!process_init()) platform_abort(); /* said why; the fast paths cannot work */
-  return heap_acquire();
+  heap_t *heap = heap_acquire();
+  fork_handler_register();
+  return heap;
 }
 
 /* Read the options before main, while the environment is certainly intact.
@@ -59,7 +75,8 @@ heap_t *heap_first_use(void) {
  * use loads libgcc_s, which allocates, which must find brisk initialised. */
 bool process_start(void) {
   if (!process_init()) return false;
-  if (diag_counting || profile_on) sites_warm_up();
+  if (diag_counting || profile_on || heap_sampling) sites_warm_up();
+  fork_handler_register();
   return true;
 }
 
@@ -74,6 +91,10 @@ PLATFORM_PROCESS_HOOKS(process_start, process_stop)
 
 const char *brisk_version(void) {
   return BRISK_VERSION_STRING;
+}
+
+int brisk_heap_profile_dump(const char *path) {
+  return heap_profile_dump(path) ? 0 : -1;
 }
 
 void brisk_collect(void) {

@@ -13,7 +13,18 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
   }
   if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
+  if (unlikely(heap_sampling) && !SAMPLING_ON_FAST_PATH)
+    return heap_profile_malloc(heap, size, zero);
   return alloc_sized(heap, size, zero);
+}
+
+NOINLINE void *malloc_sampled(size_t size, bool zero) {
+  heap_t *heap = heap_for_this_thread();
+  if (heap != NULL && heap != &heap_reporting && heap_sampling)
+    return heap_profile_due(heap, size, zero);
+  if (!heap_sampling) /* no heap profile: look again 2 GiB later (a 32-bit constant) */
+    thread_word_set(THREAD_SAMPLE, (uintptr_t)INT32_MAX);
+  return malloc_slow(size, zero);
 }
 
 /* A block past the direct sizes, routed here (size_range_of) with no more
@@ -22,7 +33,7 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
  * must see every call, so those go on to malloc_slow, as huge blocks do. */
 static inline __attribute__((always_inline)) void *past_direct(size_t size, bool zero) {
   size_range range = size_range_of(size);
-  if (unlikely(diag_counting) || range == RANGE_HUGE) return malloc_slow(size, zero);
+  if (unlikely(allocs_take_long_way) || range == RANGE_HUGE) return malloc_slow(size, zero);
   heap_t *heap = heap_current();
   void *p;
   if (range == RANGE_SMALL) {
@@ -66,7 +77,10 @@ void *brisk_calloc(size_t count, size_t size) {
   }
   /* Past the direct sizes every block comes from the slow path anyway,
    * which knows when it is zero already (huge blocks: fresh mappings). */
-  if (total > DIRECT_MAX) return malloc_past_direct(total, true);
+  if (total > DIRECT_MAX) {
+    SAMPLE_POINT(total, true);
+    return malloc_past_direct(total, true);
+  }
   void *p = fast_malloc(total);
   if (likely(p != NULL)) memset(p, 0, total);
   return p;

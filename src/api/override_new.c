@@ -41,27 +41,39 @@ static inline void *new_aligned(size_t size, size_t alignment, bool nothrow) {
 
 typedef struct nothrow_t nothrow_t; /* std::nothrow_t, passed by reference */
 
-/* The symbols this file exports. */
-EXPORT void *_Znwm(size_t size);
-EXPORT void *_Znam(size_t size);
-EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *tag);
-EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *tag);
-EXPORT void *_ZnwmSt11align_val_t(size_t size, size_t alignment);
-EXPORT void *_ZnamSt11align_val_t(size_t size, size_t alignment);
-EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment,
-                                                const nothrow_t *tag);
-EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment,
-                                                const nothrow_t *tag);
+/* The symbols this file exports. size_t's letter in a mangled name is m
+ * (unsigned long) on 64-bit machines and j (unsigned int) on 32-bit ones: the
+ * functions keep the 64-bit names here, and the symbols take the target's. */
+#if SIZE_MAX > 0xFFFFFFFFu
+#define SIZE_CODE "m"
+#else
+#define SIZE_CODE "j"
+#endif
+#define MANGLED(before, after) __asm__(before SIZE_CODE after)
+EXPORT void *_Znwm(size_t size) MANGLED("_Znw", "");
+EXPORT void *_Znam(size_t size) MANGLED("_Zna", "");
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *tag)
+    MANGLED("_Znw", "RKSt9nothrow_t");
+EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *tag)
+    MANGLED("_Zna", "RKSt9nothrow_t");
+EXPORT void *_ZnwmSt11align_val_t(size_t size, size_t alignment) MANGLED("_Znw", "St11align_val_t");
+EXPORT void *_ZnamSt11align_val_t(size_t size, size_t alignment) MANGLED("_Zna", "St11align_val_t");
+EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const nothrow_t *tag)
+    MANGLED("_Znw", "St11align_val_tRKSt9nothrow_t");
+EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment, const nothrow_t *tag)
+    MANGLED("_Zna", "St11align_val_tRKSt9nothrow_t");
 EXPORT void _ZdlPv(void *p);
 EXPORT void _ZdaPv(void *p);
-EXPORT void _ZdlPvm(void *p, size_t size);
-EXPORT void _ZdaPvm(void *p, size_t size);
+EXPORT void _ZdlPvm(void *p, size_t size) MANGLED("_ZdlPv", "");
+EXPORT void _ZdaPvm(void *p, size_t size) MANGLED("_ZdaPv", "");
 EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *tag);
 EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *tag);
 EXPORT void _ZdlPvSt11align_val_t(void *p, size_t alignment);
 EXPORT void _ZdaPvSt11align_val_t(void *p, size_t alignment);
-EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t size, size_t alignment);
-EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t size, size_t alignment);
+EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t size, size_t alignment)
+    MANGLED("_ZdlPv", "St11align_val_t");
+EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t size, size_t alignment)
+    MANGLED("_ZdaPv", "St11align_val_t");
 EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t alignment, const nothrow_t *tag);
 EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t alignment, const nothrow_t *tag);
 

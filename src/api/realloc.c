@@ -31,6 +31,10 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
     return NULL;
   }
   segment_t *segment = segment_of(p);
+  /* A sampled block resized where it lies leaves the heap profile. */
+  if (unlikely(heap_sampling) && segment_map_contains(segment) &&
+      (segment->kind == SEGMENT_HUGE || segment->kind == SEGMENT_ARENA))
+    hooks.sampled_free(p);
   if (segment->kind == SEGMENT_HUGE && size_range_of(size) == RANGE_HUGE && !diag_counting)
     return huge_realloc(segment, p, size);
   if (segment->kind == SEGMENT_ARENA && !diag_counting && segment_map_contains(segment)) {

@@ -132,10 +132,11 @@ static void bin_push(arena_t *arena, chunk_t *chunk) {
 }
 
 /* The OS pages inside a free chunk of size bytes that its purge gives back:
- * all but those of its header and links, and of its footer. */
+ * all but those of its header, links and freed note, and of its footer. */
 static size_t purge_range(const chunk_t *chunk, size_t size, uintptr_t *from) {
-  *from = align_up((uintptr_t)chunk + sizeof(chunk_t), OS_PAGE_SIZE);
-  uintptr_t to = ((uintptr_t)chunk + size - 8) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
+  _Static_assert(sizeof(chunk_t) == CHUNK_HEADER + ARENA_FREED_NOTE, "the note follows the links");
+  *from = align_up((uintptr_t)chunk + sizeof(chunk_t) + ARENA_FREED_NOTE_BYTES, os_page_size());
+  uintptr_t to = ((uintptr_t)chunk + size - 8) & ~(uintptr_t)(os_page_size() - 1);
   return to > *from ? to - *from : 0;
 }
 
@@ -188,9 +189,9 @@ static bool arena_grow(heap_t *heap, arena_t *arena) {
   /* What is written now: the header with the first chunk's, and the last
    * OS page (the free chunk's footer, the fence). The rest is committed
    * when a chunk is cut from it (chunk_unpurge). */
-  size_t head_bytes = align_up(ARENA_AREA_START + sizeof(chunk_t), OS_PAGE_SIZE);
+  size_t head_bytes = align_up(ARENA_AREA_START + sizeof(chunk_t), os_page_size());
   if (!memory_commit(segment, head_bytes) ||
-      !memory_commit((uint8_t *)segment + SEGMENT_SIZE - OS_PAGE_SIZE, OS_PAGE_SIZE)) {
+      !memory_commit((uint8_t *)segment + SEGMENT_SIZE - os_page_size(), os_page_size())) {
     memory_release(segment, SEGMENT_SIZE);
     return false;
   }

@@ -153,6 +153,19 @@ INTERNAL void assert_failed(const char *condition, const char *file, int line)
 DIAG_FLAG(diag_counting);
 /* profile_on: slow-path events are reported to hooks.event. */
 DIAG_FLAG(profile_on);
+/* heap_sampling: the heap profile samples allocations. Every malloc then
+ * reaches malloc_slow (heaps keep their direct slots empty), frees stay on
+ * their fast paths; a sampled block is served from the arena or huge range,
+ * whose frees all reach free_unusual, which tells hooks.sampled_free. */
+DIAG_FLAG(heap_sampling);
+/* Allocations take the slow path: diag_counting, or heap_sampling where
+ * the fast path does not count down to samples itself. */
+DIAG_FLAG(allocs_take_long_way);
+#ifdef BRISK_SAMPLING_FAST_PATH
+#define SAMPLING_ON_FAST_PATH 1 /* libbrisk-heapprof.so (api/fast_path.h) */
+#else
+#define SAMPLING_ON_FAST_PATH 0
+#endif
 /* Whether every free that reaches free_slow must take its long way: a
  * diagnostic mode counts or profiles frees (set at start-up), or a report is
  * on its way (set for good by its thread, whose frees are then dropped).
@@ -176,6 +189,8 @@ typedef struct core_hooks {
   void (*before_free)(segment_t *segment, page_t *page, void *p);
   /* profile_on: a slow-path event happened on this thread. */
   void (*event)(profile_event kind);
+  /* heap_sampling: an arena or huge block is being freed (or resized). */
+  void (*sampled_free)(void *p);
 } core_hooks;
 INTERNAL extern core_hooks hooks;
 
@@ -262,7 +277,7 @@ static inline void lock_release(platform_lock_t *lock) {
  * fault those pages in again after every pause. The eager purger
  * (BRISK_EAGER_PURGER, types.h) acts at every chance. */
 #ifdef BRISK_EAGER_PURGER
-#define PURGER_AFTER_COMMITTED OS_PAGE_SIZE
+#define PURGER_AFTER_COMMITTED os_page_size()
 #define PURGER_ROUND_MIN_MS 1
 #define IDLE_HEAP_MS 0
 #else
@@ -282,6 +297,12 @@ typedef enum option_id {
   OPTION_PROFILE,
   OPTION_PROFILE_FILE, /* text */
   OPTION_PROFILE_RATE,
+  OPTION_HEAP_PROFILE,        /* text: the file, or NULL when off */
+  OPTION_HEAP_PROFILE_RATE,   /* bytes between samples, on average */
+  OPTION_HEAP_PROFILE_SIGNAL, /* 0 or a signal number */
+  OPTION_LEAKS_FILE,          /* text */
+  OPTION_LEAKS_EXITCODE,      /* 0: the exit status stays */
+  OPTION_LEAKS_SUPPRESS,      /* text */
   OPTION_CHECK,
   OPTION_BACKGROUND,
   OPTION_HUGE_PAGES,
@@ -299,9 +320,10 @@ INTERNAL const char *option_text(option_id id);
 /* What brisk keeps per thread besides its heap: whether a report (or
  * diagnostic bookkeeping) runs on the thread, so that the allocations it
  * makes are not themselves diagnosed; and the profile's count of events not
- * yet traced (diag/profile.c). In the platform's thread-local words where it
+ * yet traced (diag/profile.c); and the heap profile's bytes left before its
+ * next sample (diag/heap_profile.c). In the platform's thread-local words where it
  * has them (platform.h), else in a _Thread_local array (report.c). */
-enum thread_word { THREAD_HEAP, THREAD_IN_DIAG, THREAD_PROFILE, THREAD_WORD_COUNT };
+enum thread_word { THREAD_HEAP, THREAD_IN_DIAG, THREAD_PROFILE, THREAD_SAMPLE, THREAD_WORD_COUNT };
 _Static_assert(THREAD_WORD_COUNT <= PLATFORM_TLS_COUNT, "the platform keeps too few words");
 #ifdef PLATFORM_TLS_WORDS
 static inline uintptr_t thread_word(enum thread_word word) {
@@ -354,6 +376,9 @@ INTERNAL void size_class_direct_slots(unsigned size_class, unsigned *first, unsi
 /* A reservation of size bytes whose address plus offset is a multiple of
  * alignment (>= SEGMENT_SIZE), nothing committed yet. */
 INTERNAL void *memory_reserve(size_t size, size_t alignment, size_t offset);
+/* The OS's page size (platform_page_size, asked once): 4 KiB on x86-64; 4,
+ * 16 or 64 KiB on ARM64 Linux. Every range below starts and ends on one. */
+INTERNAL size_t os_page_size(void);
 INTERNAL bool memory_commit(void *p, size_t size);
 INTERNAL void memory_purge(void *p, size_t size);
 /* Faults committed memory in ahead of use: one call for many OS pages. */
@@ -490,9 +515,10 @@ static inline block_t *page_pop(page_t *page) {
  * owner's help, to find those whose every block has come back
  * (page_release_idle): the count is stored after the push, with release
  * order, so a purger that reads it sees the push too and never retires a
- * page under a store still on its way. x86 keeps a thread's stores in
- * order, so there only the compiler is told (no instruction); a
- * ThreadSanitizer build uses a release store, which it can follow. */
+ * page under a store still on its way. Where the CPU keeps a thread's
+ * stores in order (PLATFORM_STORES_IN_ORDER: x86-64) only the compiler is
+ * told (no instruction); elsewhere (ARM64), and in a ThreadSanitizer build,
+ * which can follow it, the store is a release store. */
 #if defined(__SANITIZE_THREAD__)
 #define BRISK_TSAN 1
 #elif defined(__has_feature)
@@ -501,7 +527,7 @@ static inline block_t *page_pop(page_t *page) {
 #endif
 #endif
 static inline bool page_used_drop(page_t *page) {
-#if defined(__x86_64__) && !defined(BRISK_TSAN)
+#if defined(PLATFORM_STORES_IN_ORDER) && !defined(BRISK_TSAN)
   atomic_signal_fence(memory_order_release);
   return --page->used == 0;
 #else
@@ -520,7 +546,9 @@ static inline bool page_used_drop(page_t *page) {
  * misaligned, past-the-end, uncarved and header pointers alike. */
 static inline READS_POINTER_HEADER bool page_is_block_start(const page_t *page, const void *p,
                                                             uint64_t carved_limit) {
-  uint64_t offset = (uintptr_t)p - (uintptr_t)page->area;
+  /* signed: a pointer below the first block is a negative offset, on a
+   * 32-bit machine too */
+  uint64_t offset = (uint64_t)(int64_t)(intptr_t)((uintptr_t)p - (uintptr_t)page->area);
   return offset * page->block_magic < carved_limit;
 }
 /* Whether heap's thread may free into page with plain stores (see xowner_tag). */
@@ -735,6 +763,12 @@ INTERNAL size_t arena_usable_size(segment_t *segment, const void *p);
  * the live block that starts at p, or NULL when none does; *freed then says
  * whether a block freed already starts there (a double free). */
 INTERNAL uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed);
+/* While a freed block lies free (not merged into the chunk before it), the
+ * arena writes only its first ARENA_FREED_NOTE bytes and leaves the next
+ * ARENA_FREED_NOTE_BYTES as they were, purged or not: checked mode keeps
+ * there who allocated the block, for the report of a second free. */
+#define ARENA_FREED_NOTE 24
+#define ARENA_FREED_NOTE_BYTES 24
 /* Calls visit for the block of every chunk in use in an arena segment (a
  * diagnostic walk: the caller holds the arena's lock, or the program is
  * ending). */
@@ -778,7 +812,7 @@ static inline void remote_delayed_push(heap_t *owner, block_t *head, block_t *ta
  * delayed list instead when the page is parked (XFREE_NOTIFY). */
 static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block_t *tail,
                                uint32_t count) {
-  uintptr_t seen = atomic_load_relaxed(&page->xthread_free);
+  xfree_word_t seen = atomic_load_relaxed(&page->xthread_free);
   for (;;) {
     if (unlikely(seen & XFREE_NOTIFY)) {
       if (atomic_cas_strong_acq_rel(&page->xthread_free, &seen, seen & ~XFREE_NOTIFY)) {
@@ -788,7 +822,7 @@ static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block
       continue;
     }
     tail->next = XFREE_BLOCK(seen);
-    uintptr_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
+    xfree_word_t pushed = (uintptr_t)head | ((seen & ~(XFREE_ONE - 1)) + count * XFREE_ONE);
     if (atomic_cas_weak_release(&page->xthread_free, &seen, pushed)) return;
   }
 }

@@ -58,10 +58,12 @@ static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page
   if (unlikely(diag_counting)) hooks.before_free(segment, page, p); /* checked mode reports */
   if (unlikely(!segment_map_contains(segment))) free_invalid(NULL, p);
   if (segment->kind == SEGMENT_HUGE) {
+    if (unlikely(heap_sampling)) hooks.sampled_free(p);
     huge_free(segment, p);
     return;
   }
   if (segment->kind == SEGMENT_ARENA) {
+    if (unlikely(heap_sampling)) hooks.sampled_free(p);
     arena_free(segment, p);
     return;
   }

@@ -7,6 +7,8 @@
 #ifndef BRISK_NO_DIAGNOSTICS
 bool diag_counting;
 bool profile_on;
+bool heap_sampling;
+bool allocs_take_long_way;
 #endif
 core_hooks hooks;
 _Atomic(bool) xfrees_take_long_way;

@@ -45,7 +45,7 @@ static size_t huge_offset(size_t alignment) {
  * address space only: pages past the block are never touched. */
 static size_t span_step(size_t total) {
   size_t step = ((size_t)1 << (63 - __builtin_clzll(total))) / 8;
-  return step < OS_PAGE_SIZE ? OS_PAGE_SIZE : step;
+  return step < os_page_size() ? os_page_size() : step;
 }
 
 static size_t huge_span(size_t offset, size_t size) {
@@ -298,7 +298,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  size_t need = align_up(offset + size, OS_PAGE_SIZE);
+  size_t need = align_up(offset + size, os_page_size());
   memory_note_large_in_use((ptrdiff_t)size - (ptrdiff_t)segment->huge_block);
   if (need <= segment->size) {
     size_t spare = segment->size - need;
@@ -312,7 +312,7 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
     return p;
   }
   /* Grow with headroom, so a string growing by appends moves rarely. */
-  size_t grown = align_up(segment->size + segment->size / 2, OS_PAGE_SIZE);
+  size_t grown = align_up(segment->size + segment->size / 2, os_page_size());
   if (grown < need) grown = need;
   if (memory_extend(segment, segment->size, grown)) {
     memory_note_committed((ptrdiff_t)(grown - segment->size));

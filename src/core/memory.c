@@ -10,6 +10,15 @@ static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
 /* Live huge blocks and the bytes of their mappings, with their peaks. */
 static _Atomic(size_t) xhuge_blocks, xhuge_blocks_peak, xhuge_bytes, xhuge_bytes_peak;
 _Atomic(bool) xmemory_purge_eagerly = true;
+static _Atomic(size_t) xos_page_size;
+
+size_t os_page_size(void) {
+  size_t size = atomic_load_relaxed(&xos_page_size);
+  if (likely(size != 0)) return size;
+  size = platform_page_size();
+  atomic_store_relaxed(&xos_page_size, size);
+  return size;
+}
 
 static void note_call(_Atomic(uint64_t) *counter) {
   atomic_add_relaxed(counter, 1);

@@ -42,6 +42,23 @@ static const option_desc option_table[OPTION_COUNT] = {
     [OPTION_PROFILE_RATE] = {"PROFILE_RATE", KIND_COUNT, 1024,
                              "trace one in this many refills and remote frees (each OS call "
                              "and lock wait is traced)"},
+    [OPTION_HEAP_PROFILE] = {"HEAP_PROFILE", KIND_PATH, 0,
+                             "sample allocations and write the heap profile to this file at "
+                             "exit (pprof's format; folded stacks beside it)"},
+    [OPTION_HEAP_PROFILE_RATE] = {"HEAP_PROFILE_RATE", KIND_COUNT, 512 * 1024,
+                                  "the heap profile samples one allocation per this many bytes "
+                                  "allocated, on average"},
+    [OPTION_HEAP_PROFILE_SIGNAL] = {"HEAP_PROFILE_SIGNAL", KIND_COUNT, 0,
+                                    "a signal number that writes the heap profile, numbered "
+                                    "(0: none)"},
+    [OPTION_LEAKS_FILE] = {"LEAKS_FILE", KIND_PATH, 0,
+                           "file for the leak report (default stderr); .pb.gz: pprof, "
+                           ".folded: folded stacks"},
+    [OPTION_LEAKS_EXITCODE] = {"LEAKS_EXITCODE", KIND_COUNT, 0,
+                               "exit status of a program that leaked (0: its own)"},
+    [OPTION_LEAKS_SUPPRESS] = {"LEAKS_SUPPRESS", KIND_PATH, 0,
+                               "file of functions or libraries (one a line, * matches any "
+                               "text) whose leaks are not reported"},
     [OPTION_CHECK] = {"CHECK", KIND_SWITCH, 0,
                       "checked mode: report double, invalid and interior frees and overruns "
                       "with stack traces, then exit with status 86"},

@@ -8,8 +8,9 @@
  * more scans until a free brings it back (see free.c). */
 #include "core.h"
 
-page_t page_empty;                           /* free == NULL: every fast path through it fails */
-uintptr_t free_secret = 0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
+page_t page_empty; /* free == NULL: every fast path through it fails */
+uintptr_t free_secret =
+    (uintptr_t)0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
 
 /* The rare wait for a heap's pages_lock: the background purger holds it
  * for one walk of the heap's queues. */
@@ -79,7 +80,7 @@ static void queue_remove(page_queue_t *queue, page_t *page) {
 
 /* The fast path's view of a class: direct[] points at its first page. */
 static void direct_update(heap_t *heap, unsigned size_class) {
-  if (diag_counting) return; /* its fast path stays empty */
+  if (allocs_take_long_way) return; /* its fast path stays empty */
   unsigned first, last;
   size_class_direct_slots(size_class, &first, &last);
   page_t *page = heap->queues[size_class].first;
@@ -140,7 +141,7 @@ uint8_t *page_block_start(const page_t *page, const void *p) {
  * `free` runs dry.) */
 static inline size_t collect_thread_free(page_t *page) {
   if (atomic_load_relaxed(&page->xthread_free) == 0) return 0;
-  uintptr_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
+  xfree_word_t taken = atomic_exchange_acquire(&page->xthread_free, 0);
   block_t *head = XFREE_BLOCK(taken);
   if (head == NULL) return 0;
   uint32_t count = XFREE_COUNT(taken);
@@ -185,9 +186,9 @@ bool page_collect(page_t *page) {
  * (which a program is likelier to write only in part, and whose free
  * chunks stay resident longer: populating them gained nothing). */
 static void populate_block(uint8_t *block, size_t size) {
-  uintptr_t from = align_up((uintptr_t)block, OS_PAGE_SIZE);
-  uintptr_t to = ((uintptr_t)block + size) & ~(uintptr_t)(OS_PAGE_SIZE - 1);
-  if (to > from + OS_PAGE_SIZE) memory_populate((void *)from, to - from);
+  uintptr_t from = align_up((uintptr_t)block, os_page_size());
+  uintptr_t to = ((uintptr_t)block + size) & ~(uintptr_t)(os_page_size() - 1);
+  if (to > from + os_page_size()) memory_populate((void *)from, to - from);
 }
 
 /* ---- counting carved bytes ------------------------------------------------------
@@ -383,7 +384,7 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
 /* Parks a page with nothing free on the full list; false when a remote free
  * arrived meanwhile (collect again instead). */
 static bool page_park(heap_t *heap, page_t *page) {
-  uintptr_t expected = 0;
+  xfree_word_t expected = 0;
   if (!atomic_cas_strong_acq_rel(&page->xthread_free, &expected, XFREE_NOTIFY)) return false;
   page_queue_t *queue = &heap->queues[page->size_class];
   bool was_first = queue->first == page;
@@ -500,7 +501,7 @@ void page_collect_heap(heap_t *heap, bool force) {
  * their pages' remote lists where it can). A parked page is left to its
  * owner. */
 static bool page_all_back(const page_t *page) {
-  uintptr_t remote = atomic_load_acquire(&page->xthread_free);
+  xfree_word_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
   uint32_t pin = (flags_of(page) & PAGE_WARM) != 0;
   uint32_t used = shared_load_acquire(&page->used);

@@ -44,9 +44,9 @@ static size_t header_size(uint16_t page_count) {
  * largest header (small pages) is counted as committed for every segment, so
  * the count stays right when a cached segment changes kind. */
 static size_t header_os_bytes(const segment_t *segment) {
-  return align_up(header_size(segment->page_count), OS_PAGE_SIZE);
+  return align_up(header_size(segment->page_count), os_page_size());
 }
-#define HEADER_COMMITTED align_up(header_size(MAX_PAGES_PER_SEGMENT), OS_PAGE_SIZE)
+#define HEADER_COMMITTED align_up(header_size(MAX_PAGES_PER_SEGMENT), os_page_size())
 
 size_t segment_page_bytes(const segment_t *segment, const page_t *page, uint8_t **area) {
   uint8_t *base = (uint8_t *)segment;
@@ -63,7 +63,7 @@ static void page_purge_range(const segment_t *segment, const page_t *page, uint8
                              size_t *size) {
   uint8_t *area;
   size_t bytes = segment_page_bytes(segment, page, &area);
-  uint8_t *aligned = (uint8_t *)align_up((uintptr_t)area, OS_PAGE_SIZE);
+  uint8_t *aligned = (uint8_t *)align_up((uintptr_t)area, os_page_size());
   *start = aligned;
   *size = bytes - (size_t)(aligned - area);
 }
@@ -72,7 +72,7 @@ static void page_purge_range(const segment_t *segment, const page_t *page, uint8
 static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) {
   uint8_t shift = kind_page_shift[kind];
   uint16_t count = (uint16_t)(SEGMENT_SIZE >> shift);
-  if (!memory_commit(segment, align_up(header_size(count), OS_PAGE_SIZE))) return false;
+  if (!memory_commit(segment, align_up(header_size(count), os_page_size()))) return false;
   segment->owner = heap;
   segment->size = SEGMENT_SIZE;
   segment_set_page_shift(segment, shift);
@@ -223,7 +223,7 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_c
   segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
   memory_note_committed((ptrdiff_t)HEADER_COMMITTED);
-  if ((uintptr_t)segment >= XFREE_ADDRESS_LIMIT - SEGMENT_SIZE) { /* see XFREE_COUNT_SHIFT */
+  if (!XFREE_HOLDS((uintptr_t)segment)) { /* see XFREE_COUNT_SHIFT */
     segment_unmap(segment);
     return NULL;
   }
@@ -265,8 +265,8 @@ static bool trim_for_class(segment_t *segment, page_t *page, unsigned size_class
   if (option_get(OPTION_HUGE_PAGES) || memory_purge_never()) return true;
   uint8_t *area;
   segment_page_bytes(segment, page, &area);
-  uint8_t *from = (uint8_t *)align_up((uintptr_t)area + class_size[size_class], OS_PAGE_SIZE);
-  uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, OS_PAGE_SIZE);
+  uint8_t *from = (uint8_t *)align_up((uintptr_t)area + class_size[size_class], os_page_size());
+  uint8_t *to = (uint8_t *)align_up((uintptr_t)area + page->written_end, os_page_size());
   if (to < from + WARM_TRIM_MIN) return true;
   page->written_end = (uint32_t)(from - area);
   memory_purge(from, (size_t)(to - from));

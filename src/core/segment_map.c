@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* A byte per 4 MiB unit of the user address space (128 TiB: see
- * PLATFORM_ADDRESS_BITS) telling whether a segment header starts there.
- * brisk_owns() and the checked free path use it to tell brisk's pointers from
- * foreign ones without touching the pointer. Of the 32 MiB table only the
- * OS pages near brisk's segments ever become resident (on Windows the whole
- * table counts against the commit limit: any unit may be read). */
+/* A byte per 4 MiB unit of the user address space (128 TiB on a 64-bit
+ * machine, 4 GiB on a 32-bit one: see PLATFORM_ADDRESS_BITS) telling whether
+ * a segment header starts there. brisk_owns() and the checked free path use
+ * it to tell brisk's pointers from foreign ones without touching the pointer.
+ * Of the 32 MiB table (1 KiB on a 32-bit machine) only the OS pages near
+ * brisk's segments ever become resident (on Windows the whole table counts
+ * against the commit limit: any unit may be read). */
 #include "core.h"
 
 _Atomic(uint8_t) *_Atomic xsegment_units;

@@ -111,13 +111,17 @@
 #define SEGMENT_SHIFT 22 /* 4 MiB */
 #define SEGMENT_SIZE ((size_t)1 << SEGMENT_SHIFT)
 #define SEGMENT_MASK (SEGMENT_SIZE - 1)
-#define OS_PAGE_SIZE ((size_t)4096)
 
 #define SMALL_PAGE_SHIFT 16  /* 64 KiB pages for blocks up to SMALL_MAX */
 #define MEDIUM_PAGE_SHIFT 19 /* 512 KiB pages for blocks up to MEDIUM_MAX */
 /* A huge segment holds one page; this shift makes every address in it map to
- * page 0. */
+ * page 0 (a shift below the pointer's width: a mapping is smaller than half
+ * the address space). */
+#if UINTPTR_MAX > 0xFFFFFFFFu
 #define HUGE_PAGE_SHIFT 63
+#else
+#define HUGE_PAGE_SHIFT 31
+#endif
 
 #define SMALL_MAX (8 * KiB)   /* >= 8 blocks per small page */
 #define MEDIUM_MAX (64 * KiB) /* >= 8 blocks per medium page; larger blocks: the arena */
@@ -169,23 +173,34 @@ enum {
   PAGE_HUGE = 32,       /* a huge block's page: free_slow's flag test sends it on */
 };
 
-/* xthread_free is one word: the list's first block, how many blocks it
- * holds, and a bit. The count lets the owner take the list in without walking
- * it (each block on it was last written by another core: a walk would wait
- * on one cache miss after another); so the owner reads each block when it
- * hands it out, as it would have anyway. Blocks lie below 2^48 (segments
- * are mapped there, segment.c), which leaves the top 16 bits for the count.
+/* xthread_free is one 64-bit word: the list's first block, how many blocks
+ * it holds, and a bit. The count lets the owner take the list in without
+ * walking it (each block on it was last written by another core: a walk
+ * would wait on one cache miss after another); so the owner reads each block
+ * when it hands it out, as it would have anyway. Blocks lie below 2^48 on a
+ * 64-bit machine (segments are mapped there, segment.c), which leaves the top
+ * 16 bits for the count; a 32-bit machine's addresses leave it 32, and the
+ * word is two of its words, changed with one double-word compare-and-swap.
  *
  * The low bit, XFREE_NOTIFY: the owner parked this page on its full list and
  * asks the next remote freer to route its block through the heap's delayed
  * list, which is how the owner learns the page has room again. */
-#define XFREE_NOTIFY ((uintptr_t)1)
+typedef uint64_t xfree_word_t;
+#define XFREE_NOTIFY ((xfree_word_t)1)
 #define XFREE_COUNT_SHIFT 48
-#define XFREE_ADDRESS_LIMIT ((uintptr_t)1 << XFREE_COUNT_SHIFT)
-#define XFREE_ONE ((uintptr_t)1 << XFREE_COUNT_SHIFT)
-#define XFREE_BLOCK(word) ((block_t *)((word) & (XFREE_ADDRESS_LIMIT - 1) & ~XFREE_NOTIFY))
+#define XFREE_ADDRESS_LIMIT ((xfree_word_t)1 << XFREE_COUNT_SHIFT)
+#define XFREE_ONE ((xfree_word_t)1 << XFREE_COUNT_SHIFT)
+#define XFREE_BLOCK(word)                                                                          \
+  ((block_t *)(uintptr_t)((word) & (XFREE_ADDRESS_LIMIT - 1) & ~XFREE_NOTIFY))
 #define XFREE_COUNT(word) ((uint32_t)((word) >> XFREE_COUNT_SHIFT))
-_Static_assert(sizeof(uintptr_t) == 8, "the remote list's word holds a 48-bit address and a count");
+/* Whether a segment at address lies where the word can hold its blocks. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define XFREE_HOLDS(address) ((xfree_word_t)(address) < XFREE_ADDRESS_LIMIT - SEGMENT_SIZE)
+#else
+#define XFREE_HOLDS(address) ((void)(address), true)
+#endif
+_Static_assert(sizeof(uintptr_t) == 8 || 8 * sizeof(uintptr_t) <= XFREE_COUNT_SHIFT,
+               "the remote list's word holds any address below the count");
 _Static_assert(64 - XFREE_COUNT_SHIFT >= 16, "the count holds any page's blocks (page.reserved)");
 
 struct heap_s;
@@ -254,7 +269,7 @@ typedef struct page_s {
    * see DESIGN.md, "Pages and size classes". */
   bool blocks_kept;
   /* written by other threads */
-  _Alignas(64) _Atomic(uintptr_t) xthread_free;
+  _Alignas(64) _Atomic(xfree_word_t) xthread_free;
   /* A fourth line, touched only as a page comes and goes, makes a descriptor
    * 256 bytes, so the fast path finds it with one shift (page index << 8). */
   /* Bytes past `area` written since the page's memory was last purged or

@@ -5,6 +5,8 @@
  * the offending call and of the allocation, then the program stops. */
 #include "diag.h"
 
+#include <string.h>
+
 #define CHECK_EXIT_STATUS 86
 
 static NOINLINE void report(const char *kind, const void *p, const diag_trailer_t *trailer,
@@ -55,10 +57,16 @@ diag_trailer_t *checked_block(const void *p, const char *action) {
   page_t *page = &segment->pages[0];
   if (segment->kind == SEGMENT_ARENA) {
     bool freed;
-    if (arena_block_end(segment, p, &freed) == NULL)
-      report(freed ? "double free" : action, p, NULL,
-             freed ? "the block was already freed"
-                   : "no block of brisk's starts there (a pointer into a block, or a stray one)");
+    if (arena_block_end(segment, p, &freed) == NULL) {
+      if (!freed)
+        report(action, p, NULL,
+               "no block of brisk's starts there (a pointer into a block, or a stray one)");
+      diag_trailer_t note;
+      _Static_assert(sizeof note <= ARENA_FREED_NOTE_BYTES, "the note fits");
+      memcpy(&note, (const uint8_t *)p + ARENA_FREED_NOTE, sizeof note);
+      bool noted = note.user == (uintptr_t)p && note.state == DIAG_FREED;
+      report("double free", p, noted ? &note : NULL, "the block was already freed");
+    }
   } else if (segment->kind == SEGMENT_HUGE) {
     if (!(atomic_load_relaxed(&page->xflags) & PAGE_IN_USE))
       report(action, p, NULL, "the huge block was already freed (double free)");

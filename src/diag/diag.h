@@ -15,6 +15,8 @@
 INTERNAL void sites_warm_up(void);
 /* The caller's call site (a stack trace kept once), 0 when unknown. */
 INTERNAL uint32_t site_capture(unsigned skip);
+/* The site of a stack the caller captured itself (diag_retrace), 0 when unknown. */
+INTERNAL uint32_t site_of_frames(void *const *frames, int count);
 /* A profile event's site: kind >= 0 marks it as an event, not an allocation. */
 INTERNAL uint32_t site_capture_kind(unsigned skip, int kind);
 INTERNAL void site_note(uint32_t site, uint64_t count, uint64_t bytes);
@@ -30,6 +32,32 @@ INTERNAL void sites_prepare_names(const uint32_t *ids, size_t count);
 INTERNAL void site_print_trace(int fd, uint32_t site, const char *indent);
 /* The site's stack, innermost frame first; returns how many frames. */
 INTERNAL int site_frames(uint32_t site, void *const **frames);
+
+/* ---- pprof.c: profiles in pprof's format (gzipped profile.proto) and folded stacks ---- */
+#define PROFILE_VALUES_MAX 4
+/* One stack (a call site) and its values, in the order of the shape's types. */
+typedef struct profile_sample {
+  uint32_t site;
+  int64_t values[PROFILE_VALUES_MAX];
+} profile_sample;
+typedef struct profile_shape {
+  int value_count;
+  const char *types[PROFILE_VALUES_MAX]; /* "inuse_space", ... */
+  const char *units[PROFILE_VALUES_MAX]; /* "bytes", "count" */
+  int default_type;                      /* the value pprof shows unless told */
+  int period_type;                       /* the value the period counts */
+  int64_t period;                        /* bytes between samples; 0 when every one is kept */
+  const char *comment;                   /* NULL: none */
+} profile_shape;
+/* Writes the samples as a gzipped profile.proto; false when it did not fit. */
+INTERNAL bool profile_write_pprof(int fd, const profile_shape *shape, const profile_sample *samples,
+                                  size_t count);
+/* Writes "outer;...;inner value" lines of one of the values. */
+INTERNAL void profile_write_folded(int fd, const profile_sample *samples, size_t count, int value);
+/* The format a report file's name asks for: pprof (.pb.gz, .pprof), folded
+ * stacks (.folded, .collapsed) or brisk's text (anything else). */
+typedef enum report_format { FORMAT_TEXT, FORMAT_PPROF, FORMAT_FOLDED } report_format;
+INTERNAL report_format report_format_of(const char *path);
 
 /* ---- block trailers: the last bytes of every block while diag_counting is on ---- */
 typedef struct diag_trailer_s {
@@ -77,6 +105,10 @@ INTERNAL size_t diag_usable_size(const void *p);
 INTERNAL void diag_before_free(segment_t *segment, page_t *page, void *p);
 /* Whether blocks record their allocation site (leaks, checked mode). */
 INTERNAL void diag_track_sites(bool on);
+INTERNAL bool diag_tracks_sites(void);
+/* Sets the allocation site of the live block p from the stack that starts at
+ * frame, a frame pointer of code with no unwind tables (Free Pascal's). */
+INTERNAL void diag_retrace(void *p, void *frame);
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 INTERNAL void stats_report_at_exit(void);
@@ -94,7 +126,26 @@ INTERNAL void stats_usage_get(stats_usage *usage);
 INTERNAL void stats_heap_usage(const heap_t *heap, size_t *pages, size_t *arena);
 
 /* ---- leaks.c ------------------------------------------------------------------------------ */
-INTERNAL void leaks_report(void);
+/* The leak report (BRISK_LEAKS_FILE, BRISK_LEAKS_SUPPRESS); whether the
+ * program leaked (blocks left that are neither the C library's nor
+ * suppressed). */
+INTERNAL bool leaks_report(void);
+
+/* ---- heap_profile.c: sampled allocations (BRISK_HEAP_PROFILE) ------------------------------ */
+/* An allocation whose size took the thread's countdown (THREAD_SAMPLE, its
+ * bytes left before the next sample) below zero; the word holds the result. */
+INTERNAL void *heap_profile_due(heap_t *heap, size_t size, bool zero);
+/* malloc_slow's allocation while heap_sampling is on (libbrisk.so, whose
+ * fast path does not count): counts down, then heap_profile_due. */
+INTERNAL void *heap_profile_malloc(heap_t *heap, size_t size, bool zero);
+INTERNAL void heap_profile_init(void);
+/* Writes the heap profile to path, or (NULL) to the setting's file numbered
+ * .1, .2, ... before its extension; false (errno set) on failure. */
+INTERNAL bool heap_profile_dump(const char *path);
+/* At exit: the heap profile to the setting's file. */
+INTERNAL void heap_profile_report(void);
+/* In a forked child: the table's lock, whoever held it, is free. */
+INTERNAL void heap_profile_after_fork(void);
 
 /* ---- profile.c: sampled slow-path events --------------------------------------------------- */
 /* hooks.event while profile_on is set. */

@@ -71,6 +71,10 @@ uint32_t site_capture(unsigned skip) {
   return site_capture_kind(skip + 1, -1);
 }
 
+uint32_t site_of_frames(void *const *frames, int count) {
+  return sites == NULL ? 0 : site_intern(frames, count, -1);
+}
+
 static site_t *site_get(uint32_t id) {
   return (id == 0 || id > SITE_CAPACITY || sites == NULL) ? NULL : &sites[id - 1];
 }

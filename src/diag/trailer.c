@@ -21,6 +21,10 @@ void diag_track_sites(bool on) {
   track_sites = on;
 }
 
+bool diag_tracks_sites(void) {
+  return track_sites;
+}
+
 /* The statistics' class of a block: its size class, the same ladder past
  * MEDIUM_MAX for arena blocks, the last slot for huge ones. */
 static unsigned stats_class(size_t requested) {
@@ -72,6 +76,27 @@ void diag_before_free(segment_t *segment, page_t *page, void *p) {
   trailer->state = DIAG_FREED;
   /* Poison what the program may still read through a dangling pointer. */
   if (diag_check && segment->kind != SEGMENT_HUGE) memset(p, FREED_FILL, requested);
+  /* The arena's free chunks reuse the block's end for their own footer. */
+  if (diag_check && segment->kind == SEGMENT_ARENA)
+    memcpy((uint8_t *)p + ARENA_FREED_NOTE, trailer, sizeof *trailer);
+}
+
+/* The unwinder that diag_malloc's capture uses stops at the first frame of
+ * code without unwind tables: for a block allocated by Free Pascal code the
+ * site it recorded holds no frame of the program's. The binding calls this
+ * right after the allocation, with the frame pointer of its own entry. */
+void diag_retrace(void *p, void *frame) {
+  if (!track_sites || p == NULL || frame == NULL || in_diag()) return;
+  segment_t *segment = segment_of(p);
+  if (!segment_map_contains(segment)) return;
+  in_diag_set(true);
+  void *frames[SITE_FRAMES];
+  int count = platform_frame_walk(frame, frames, SITE_FRAMES);
+  uint32_t site = count > 0 ? site_of_frames(frames, count) : 0;
+  in_diag_set(false);
+  diag_trailer_t *trailer = diag_check ? checked_block(p, "trace of an invalid pointer")
+                                       : diag_trailer_of(segment, page_of(segment, p), p);
+  if (site != 0 && trailer->state == DIAG_LIVE) trailer->site = site;
 }
 
 size_t diag_usable_size(const void *p) {

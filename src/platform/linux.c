@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The platform contract on Linux (x86-64, glibc): memory through mmap,
- * madvise and mremap; time, thread exit, fork hooks and process facts. */
+/* The platform contract on Linux (x86-64 and ARM64; glibc or musl): memory
+ * through mmap, madvise and mremap; time, thread exit, fork hooks and
+ * process facts. Nothing here depends on the CPU, and only what both C
+ * libraries provide is used. */
 #include "platform.h"
 
 #include <errno.h>
@@ -10,12 +12,17 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/membarrier.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The kernel's membarrier commands (linux/membarrier.h, which musl-gcc's
+ * include path leaves out with the other kernel headers). */
+#define MEMBARRIER_CMD_QUERY 0
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; headers may be older */
@@ -74,9 +81,29 @@ void *platform_reserve_aligned(size_t size, size_t alignment, size_t offset) {
   return (void *)base;
 }
 
-bool platform_commit(void *p, size_t size) {
+/* The kernel takes ranges that start on an OS page and rounds their ends up
+ * (madvise would purge the rest of the last page), so brisk hands it only
+ * whole pages. A debug build stops at a range that is not: qemu-user, which
+ * tests 16 and 64 KiB pages on its 4 KiB ones, would not refuse it. */
+static void check_whole_pages(const void *p, size_t size) {
 #ifdef BRISK_DEBUG
-  return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
+  size_t page = platform_page_size();
+  if (((uintptr_t)p | size) & (page - 1)) {
+    static const char text[] = "brisk: internal error: a range of memory that is not whole OS "
+                               "pages was committed or purged\n";
+    platform_write(2, text, sizeof text - 1);
+    abort();
+  }
+#else
+  (void)p;
+  (void)size;
+#endif
+}
+
+bool platform_commit(void *p, size_t size) {
+  check_whole_pages(p, size);
+#ifdef BRISK_DEBUG
+  return size == 0 || mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
 #else
   (void)p;
   (void)size;
@@ -85,6 +112,8 @@ bool platform_commit(void *p, size_t size) {
 }
 
 void platform_purge(void *p, size_t size) {
+  check_whole_pages(p, size);
+  if (size == 0) return;
   madvise(p, size, MADV_DONTNEED);
 #ifdef BRISK_DEBUG
   mprotect(p, size, PROT_NONE);
@@ -95,16 +124,18 @@ void platform_purge(void *p, size_t size) {
 static _Atomic(bool) xpopulate_refused;
 
 void platform_populate(void *p, size_t size) {
+  check_whole_pages(p, size);
   if (atomic_load_explicit(&xpopulate_refused, memory_order_relaxed)) return;
   if (madvise(p, size, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
     atomic_store_explicit(&xpopulate_refused, true, memory_order_relaxed); /* before 5.14 */
 }
 
 /* Transparent huge pages: the kernel backs a 2 MiB-aligned range with one
- * huge page at the first touch when the range is advised (the default
- * "madvise" mode) or always ("always" mode); "never", or a kernel without
- * them, refuses the advice, and the range keeps 4 KiB pages. A purge of part
- * of a huge page splits it. */
+ * huge page (2 MiB with 4 KiB pages; 32 MiB with 16 KiB, 512 MiB with 64
+ * KiB) at the first touch when the range is advised (the default "madvise"
+ * mode) or always ("always" mode); "never", or a kernel without them,
+ * refuses the advice, and the range keeps its ordinary pages. A purge of
+ * part of a huge page splits it. */
 void platform_advise_huge_pages(void *p, size_t size) {
   madvise(p, size, MADV_HUGEPAGE);
 }
@@ -149,8 +180,16 @@ void platform_table_free(void *p, size_t size) {
   munmap(p, size);
 }
 
+/* From the auxiliary vector the kernel gave the process (no system call),
+ * once: ARM64 kernels are built with 4, 16 or 64 KiB pages. */
 size_t platform_page_size(void) {
-  return (size_t)sysconf(_SC_PAGESIZE);
+  static _Atomic(size_t) xpage_size;
+  size_t size = atomic_load_explicit(&xpage_size, memory_order_relaxed);
+  if (size != 0) return size;
+  size = (size_t)getauxval(AT_PAGESZ);
+  if (size == 0) size = (size_t)sysconf(_SC_PAGESIZE);
+  atomic_store_explicit(&xpage_size, size, memory_order_relaxed);
+  return size;
 }
 
 /* ---- time, threads, fork ---------------------------------------------------- */
@@ -179,7 +218,10 @@ bool platform_thread_start(void (*body)(void), const char *name) {
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return false;
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 64 * 1024);
+  /* 64 KiB, or the C library's least where it is more (glibc on ARM64:
+   * 128 KiB, for kernels with 64 KiB pages). */
+  long least = sysconf(_SC_THREAD_STACK_MIN);
+  pthread_attr_setstacksize(&attr, least > 64 * 1024 ? (size_t)least : 64 * 1024);
   /* Signals meant for the program never land on this thread. */
   sigset_t all, previous;
   sigfillset(&all);
@@ -236,10 +278,36 @@ const char *const *platform_environment(void) {
   return (const char *const *)environ;
 }
 
+/* The log beside the executable that stands in for a closed standard error
+ * (see platform.h); -1 when it cannot be created. */
+static int message_log(void) {
+  static _Atomic(int) xlog = -2; /* -2: not tried yet */
+  int log = atomic_load_explicit(&xlog, memory_order_acquire);
+  if (log != -2) return log;
+  char path[4096 + 16];
+  ssize_t length = readlink("/proc/self/exe", path, 4096);
+  log = -1;
+  if (length > 0) {
+    memcpy(path + length, ".brisk.log", sizeof ".brisk.log");
+    log = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  }
+  int expected = -2;
+  if (!atomic_compare_exchange_strong(&xlog, &expected, log)) {
+    if (log >= 0) close(log);
+    log = expected; /* another thread opened it first */
+  }
+  return log;
+}
+
 void platform_write(int fd, const char *text, size_t length) {
   for (size_t done = 0; done < length;) {
     ssize_t written = write(fd, text + done, length - done);
     if (written < 0 && errno == EINTR) continue;
+    if (written < 0 && errno == EBADF && fd == 2) {
+      fd = message_log();
+      if (fd < 0) return;
+      continue;
+    }
     if (written <= 0) return;
     done += (size_t)written;
   }
@@ -251,6 +319,18 @@ int platform_open_output(const char *path) {
 
 void platform_close(int fd) {
   close(fd);
+}
+
+long platform_read_file(const char *path, char *text, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < size && (n = read(fd, text + length, size - 1 - length)) > 0)
+    length += (size_t)n;
+  close(fd);
+  text[length] = 0;
+  return (long)length;
 }
 
 /* "Key:   N kB" from /proc/self/status, in bytes. */
@@ -290,4 +370,22 @@ void platform_abort(void) {
 
 void platform_exit_now(int status) {
   _exit(status);
+}
+
+static void (*signal_hook)(void);
+
+static void on_signal(int signal) {
+  (void)signal;
+  if (signal_hook != NULL) signal_hook();
+}
+
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  if (signal <= 0 || signal >= NSIG || signal == SIGKILL || signal == SIGSTOP) return false;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  signal_hook = hook;
+  return sigaction(signal, &action, NULL) == 0;
 }

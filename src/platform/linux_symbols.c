@@ -7,13 +7,14 @@
  * addresses of a report, with a bare environment (inheriting LD_PRELOAD and
  * BRISK_* would make it write reports of its own). System libraries, and
  * everything when addr2line is missing, are named from the dynamic symbol
- * table. */
+ * table. What depends on the CPU (the registers a fault saw, the call
+ * instruction before a return address) is written for x86-64 and ARM64. */
 #include "platform.h"
 
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <spawn.h>
@@ -22,10 +23,186 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <execinfo.h>
+#endif
 
 /* ---- stacks and code ranges ---------------------------------------------- */
+#ifdef __GLIBC__
 int platform_backtrace(void **frames, int max) {
   return backtrace(frames, max);
+}
+#else
+/* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
+ * glibc's _dl_find_object: the stack is walked by its frame pointers, which
+ * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
+ * return address). brisk is built with them (cmake: -fno-omit-frame-pointer
+ * where the C library is not glibc); a program's own frames appear where it
+ * keeps them too. The walk stops at the outermost frame (a frame pointer of
+ * 0), or at a word that cannot be the next frame up the same stack. */
+static __attribute__((noinline)) int walk_frames(void **frames, int max) {
+  uintptr_t *frame = __builtin_frame_address(0);
+  int count = 0;
+  while (count < max && frame != NULL) {
+    uintptr_t *caller = (uintptr_t *)frame[0];
+    uintptr_t pc = frame[1];
+    if (pc == 0) break;
+    frames[count++] = (void *)pc;
+    if (caller <= frame || (uintptr_t)caller - (uintptr_t)frame > 1024 * 1024 ||
+        ((uintptr_t)caller & 15) != 0)
+      break;
+    frame = caller;
+  }
+  return count;
+}
+
+/* The first frame is in this function, as with glibc's backtrace(): the
+ * callers skip frames by count. */
+int platform_backtrace(void **frames, int max) {
+  int count = walk_frames(frames, max);
+  __asm__ __volatile__("" ::: "memory"); /* a call, not a jump: this frame stays */
+  return count;
+}
+#endif
+
+typedef struct image_find {
+  uintptr_t address;
+  size_t size;
+  bool found;
+} image_find;
+
+static int find_image(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  image_find *find = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R)) continue;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    if (find->address >= start && find->address - start <= ph->p_memsz &&
+        find->size <= ph->p_memsz - (find->address - start)) {
+      find->found = true;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+bool platform_image_contains(const void *address, size_t size) {
+  image_find find = {(uintptr_t)address, size, false};
+  dl_iterate_phdr(find_image, &find);
+  return find.found;
+}
+
+/* The calling thread's stack, found once per thread (for the main thread
+ * the C library reads /proc/self/maps). */
+static _Thread_local uintptr_t stack_low, stack_high;
+
+static bool stack_bounds(void) {
+  if (stack_high != 0) return true;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void *low;
+  size_t size;
+  bool ok = pthread_attr_getstack(&attr, &low, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!ok) return false;
+  stack_low = (uintptr_t)low;
+  stack_high = (uintptr_t)low + size;
+  return true;
+}
+
+typedef struct code_find {
+  uintptr_t address;
+  bool found;
+} code_find;
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  code_find *find = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    /* the 7 bytes before the address are read too: inside the segment */
+    if (find->address >= start + 7 && find->address < start + ph->p_memsz) {
+      find->found = true;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+enum call_kind { NOT_AFTER_CALL, AFTER_DIRECT_CALL, AFTER_INDIRECT_CALL };
+
+/* Whether address is a return address: inside some module's code, just
+ * after a call (the encodings compilers emit: direct; through a register;
+ * through memory at a register plus a displacement, or RIP-relative). For a
+ * direct call, *target is the routine it called. */
+static enum call_kind call_before(uintptr_t address, uintptr_t *target) {
+  if (address < 4096 || address >> 47 != 0) return NOT_AFTER_CALL;
+  code_find find = {address, false};
+  dl_iterate_phdr(find_code, &find);
+  if (!find.found) return NOT_AFTER_CALL;
+  const uint8_t *code = (const uint8_t *)address;
+  if (code[-5] == 0xE8) { /* call rel32 */
+    int32_t displacement;
+    memcpy(&displacement, code - 4, sizeof displacement);
+    *target = address + (uintptr_t)(intptr_t)displacement;
+    return AFTER_DIRECT_CALL;
+  }
+  if ((code[-2] == 0xFF && (code[-1] & 0xF8) == 0xD0) ||                       /* call reg */
+      (code[-3] == 0xFF && (code[-2] & 0xF8) == 0x50) ||                       /* [reg+d8] */
+      (code[-6] == 0xFF && (code[-5] == 0x15 || (code[-5] & 0xF8) == 0x90)) || /* d32 */
+      (code[-4] == 0xFF && code[-3] == 0x54 && code[-2] == 0x24))              /* [rsp+d8] */
+    return AFTER_INDIRECT_CALL;
+  return NOT_AFTER_CALL;
+}
+
+/* x86-64 frame: [frame] = the caller's frame pointer, [frame + 8] = the
+ * return address. A routine that keeps no frame (Free Pascal's RTL keeps
+ * none in GetMem, NewInstance, the string helpers) leaves no mark in that
+ * chain, so following it from the allocator's entry names the caller of the
+ * first routine that keeps one, not the line in that routine that
+ * allocated. That line is the return address of its call into the
+ * frameless routines, on the stack between the first frame and the next;
+ * the routine is known from the call into it that the next frame's return
+ * address follows. Of the return addresses into that routine found there,
+ * the lowest is the one: the others lie higher, in its locals (an
+ * exception frame keeps an address in the routine, for one). A routine's
+ * size is not known here: addresses past the first 16 KiB of it are taken
+ * for another's (an old return address into code linked after it). */
+#define ROUTINE_SIZE_MAX 0x4000
+static uintptr_t frameless_caller(const uintptr_t *from, uintptr_t next) {
+  uintptr_t routine;
+  if (call_before(((const uintptr_t *)next)[1], &routine) != AFTER_DIRECT_CALL) return 0;
+  for (const uintptr_t *slot = from; (uintptr_t)slot < next; slot++) {
+    uintptr_t ignored;
+    if (*slot > routine && *slot - routine < ROUTINE_SIZE_MAX &&
+        call_before(*slot, &ignored) != NOT_AFTER_CALL)
+      return *slot;
+  }
+  return 0;
+}
+
+int platform_frame_walk(void *frame, void **frames, int max) {
+  if (!stack_bounds()) return 0;
+  uintptr_t at = (uintptr_t)frame, below = 0;
+  int count = 0;
+  while (count < max && at > below && at % sizeof(void *) == 0 && at >= stack_low &&
+         at + 2 * sizeof(void *) <= stack_high) {
+    const uintptr_t *words = (const uintptr_t *)at;
+    if (words[1] < 4096) break; /* not a return address: the chain ends */
+    frames[count++] = (void *)words[1];
+    uintptr_t next = words[0];
+    if (below == 0 && next > at && next % sizeof(void *) == 0 &&
+        next + 2 * sizeof(void *) <= stack_high && count < max) {
+      uintptr_t line = frameless_caller(words + 2, next);
+      if (line != 0) frames[count++] = (void *)line;
+    }
+    below = at;
+    at = next;
+  }
+  return count;
 }
 
 typedef struct code_search {
@@ -66,15 +243,36 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
 static void (*_Atomic fault_hook)(const platform_fault *fault);
 static struct sigaction previous_segv, previous_bus;
 
-static void on_fault(int signal_number, siginfo_t *info, void *context) {
+/* The faulting instruction and its registers, the argument registers first. */
+static void fault_registers(const ucontext_t *uc, platform_fault *fault) {
+#if defined(__x86_64__)
   static const int order[PLATFORM_FAULT_REGISTERS] = {REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8,
                                                       REG_R9,  REG_RAX, REG_RBX, REG_RBP, REG_R10,
                                                       REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
-  const ucontext_t *uc = context;
-  platform_fault fault = {.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-                          .address = info->si_addr};
+  fault->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
   for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
-    fault.registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+    fault->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+#elif defined(__aarch64__)
+  fault->pc = (uintptr_t)uc->uc_mcontext.pc;
+  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++) /* x0-x7 are the arguments */
+    fault->registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
+#else
+  /* i386 passes arguments on the stack: the registers a function has loaded
+   * them into, then the words on top of the stack. */
+  static const int order[] = {REG_EAX, REG_ECX, REG_EDX, REG_EBX, REG_ESI, REG_EDI, REG_EBP};
+  enum { ORDER_COUNT = sizeof order / sizeof order[0] };
+  fault->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+  for (int i = 0; i < ORDER_COUNT; i++)
+    fault->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
+  const uintptr_t *stack = (const uintptr_t *)uc->uc_mcontext.gregs[REG_ESP];
+  for (int i = ORDER_COUNT; i < PLATFORM_FAULT_REGISTERS; i++)
+    fault->registers[i] = stack[i - ORDER_COUNT];
+#endif
+}
+
+static void on_fault(int signal_number, siginfo_t *info, void *context) {
+  platform_fault fault = {.address = info->si_addr};
+  fault_registers(context, &fault);
   fault_hook(&fault);
   const struct sigaction *previous = signal_number == SIGSEGV ? &previous_segv : &previous_bus;
   if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction != NULL) {
@@ -115,6 +313,7 @@ void platform_code_names(const void *address, char *module, char *function, size
   if (info.dli_sname != NULL) snprintf(function, size, "%s", info.dli_sname);
 }
 
+#if defined(__x86_64__)
 /* Where a PLT stub jumps: "[endbr64] [bnd] jmp *slot(%rip)". */
 static const void *plt_target(const uint8_t *stub) {
   if (stub[0] == 0xf3 && stub[1] == 0x0f && stub[2] == 0x1e && stub[3] == 0xfa) stub += 4;
@@ -138,6 +337,37 @@ const void *platform_call_target(const void *return_address) {
   }
   return NULL;
 }
+#elif defined(__aarch64__)
+static uint32_t instruction_at(const uint8_t *at) {
+  uint32_t word;
+  memcpy(&word, at, sizeof word);
+  return word;
+}
+
+/* Sign-extends the low bits of value. */
+static int64_t signed_field(uint64_t value, unsigned bits) {
+  return (int64_t)(value << (64 - bits)) >> (64 - bits);
+}
+
+/* Where a PLT stub jumps: "[bti c] adrp x16, slot page; ldr x17, [x16, slot
+ * offset]; add x16, ...; br x17". */
+static const void *plt_target(const uint8_t *stub) {
+  if (instruction_at(stub) == 0xd503245fu) stub += 4; /* bti c */
+  uint32_t adrp = instruction_at(stub), ldr = instruction_at(stub + 4);
+  if ((adrp & 0x9f00001fu) != 0x90000010u || (ldr & 0xffc003ffu) != 0xf9400211u) return stub;
+  int64_t pages = signed_field(((adrp >> 3) & 0x1ffffcu) | ((adrp >> 29) & 3u), 21);
+  uintptr_t page = ((uintptr_t)stub & ~(uintptr_t)0xfff) + (uintptr_t)(pages * 4096);
+  uintptr_t slot = page + ((ldr >> 10) & 0xfffu) * 8u;
+  return *(const void *const *)slot;
+}
+
+const void *platform_call_target(const void *return_address) {
+  const uint8_t *call = (const uint8_t *)return_address - 4;
+  uint32_t bl = instruction_at(call);
+  if ((bl & 0xfc000000u) != 0x94000000u) return NULL; /* not "bl": an indirect call (blr) */
+  return plt_target(call + signed_field(bl & 0x3ffffffu, 26) * 4);
+}
+#endif
 
 #define NAME_CAPACITY 4096 /* a power of two */
 #define NAME_TEXT 300
@@ -236,8 +466,11 @@ static void name_batch(const char *module, const uintptr_t *pcs, const uintptr_t
     if (next != NULL) *next++ = 0;
     cursor = next != NULL ? next : where + strlen(where);
     name_t *slot = name_slot(pcs[i]);
-    if (slot == NULL || strcmp(function, "??") == 0 || strncmp(where, "??", 2) == 0) continue;
+    if (slot == NULL || strcmp(function, "??") == 0) continue;
     char text[NAME_TEXT];
+    /* no line: a routine of a library built without debug information, as
+     * Free Pascal's run-time library is; its symbol names it */
+    if (strncmp(where, "??", 2) == 0) where = (char *)module;
     snprintf(text, sizeof text, "%.150s (%.140s)", function, where);
     copy_text(slot->text, NAME_TEXT, text);
     slot->pc = pcs[i];

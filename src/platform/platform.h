@@ -20,13 +20,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__linux__) && defined(__x86_64__) && defined(__GLIBC__)
+/* The platforms brisk runs on, and what each CPU gives the core:
+ *   PLATFORM_ADDRESS_BITS    user space addresses are below 1 << this: 47 on
+ *                            x86-64 (4-level page tables, 128 TiB; 64-bit
+ *                            Windows 8.1 and later too), 48 on ARM64 (Linux
+ *                            hands out addresses above 2^48 only to a program
+ *                            that asks for them with a hint up there)
+ *   PLATFORM_STORES_IN_ORDER defined where the CPU makes a thread's stores
+ *                            visible in program order (x86-64), so a release
+ *                            store needs no instruction; ARM64 reorders them
+ * The OS's page size is not a constant: ARM64 Linux kernels use 4, 16 or 64
+ * KiB pages, so platform_page_size() reads it at run time. */
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__) || defined(__i386__)) &&    \
+    !defined(__ANDROID__) && !defined(__UCLIBC__)
+/* Linux with glibc 2.34 or later, or musl 1.2 or later (i386: glibc). */
 #include <pthread.h>
 typedef pthread_mutex_t platform_lock_t;
 #define PLATFORM_LOCK_INIT PTHREAD_MUTEX_INITIALIZER
 typedef pthread_once_t platform_once_t;
 #define PLATFORM_ONCE_INIT PTHREAD_ONCE_INIT
-#elif defined(_WIN64)
+#elif defined(_WIN32) /* 64-bit and 32-bit Windows (MinGW-w64) */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -44,25 +57,35 @@ typedef INIT_ONCE platform_once_t;
  * program), so the platform gives brisk thread-local words of its own. */
 #define PLATFORM_TLS_WORDS 1
 #else
-#error "brisk supports Linux on x86-64 with glibc, and 64-bit Windows. A port implements \
-src/platform/platform.h (memory reservation and commit, clock, thread-exit callbacks, locks, \
-thread-local words, start-up hooks, a random secret, stack capture and naming, a fault hook) \
-for its OS and sets PLATFORM_ADDRESS_BITS."
+#error "brisk supports Linux on x86-64 and ARM64 (AArch64), each with glibc or musl, Linux on \
+i386 with glibc, and Windows on x86-64 and i386 (MinGW-w64); not macOS, the BSDs, 32-bit ARM, \
+or Linux with another C library. A port implements src/platform/platform.h (memory reservation \
+and commit, clock, thread-exit callbacks, locks, thread-local words, start-up hooks, a random \
+secret, stack capture and naming, a fault hook) for its OS and CPU and sets PLATFORM_ADDRESS_BITS."
+#endif
+
+/* A 32-bit program may use the whole 4 GiB (on a 64-bit kernel, or 32-bit
+ * Windows with large-address-aware programs). x86 makes a thread's stores
+ * visible in program order on both widths. */
+#if defined(__x86_64__)
+#define PLATFORM_ADDRESS_BITS 47
+#define PLATFORM_STORES_IN_ORDER 1
+#elif defined(__aarch64__)
+#define PLATFORM_ADDRESS_BITS 48
+#elif defined(__i386__)
+#define PLATFORM_ADDRESS_BITS 32
+#define PLATFORM_STORES_IN_ORDER 1
 #endif
 
 /* Whether platform_release can give back any part of a reservation, and
  * whether platform_move_pages can move pages between reservations. */
-#ifdef _WIN64
+#ifdef _WIN32
 #define PLATFORM_PARTIAL_RELEASE 0
 #define PLATFORM_MOVES_PAGES 0
 #else
 #define PLATFORM_PARTIAL_RELEASE 1
 #define PLATFORM_MOVES_PAGES 1
 #endif
-
-/* User space addresses are below 1 << PLATFORM_ADDRESS_BITS: 128 TiB on
- * x86-64 Linux (4-level page tables) and on 64-bit Windows 8.1 and later. */
-#define PLATFORM_ADDRESS_BITS 47
 
 /* ---- memory -------------------------------------------------------------- */
 /* Reserves size bytes at some base such that base + offset is a multiple of
@@ -76,7 +99,7 @@ void platform_purge(void *p, size_t size);
  * it would take a fault per OS page; a hint: where the OS cannot (Windows,
  * a Linux kernel before 5.14), the first touches fault as before. */
 void platform_populate(void *p, size_t size);
-/* Asks the OS to back [p, p + size) with huge pages (2 MiB on x86-64) where
+/* Asks the OS to back [p, p + size) with huge pages (2 MiB with 4 KiB pages) where
  * it can, so touching it takes one fault per huge page; a hint: nothing
  * happens where the OS has no such pages for ordinary memory (Windows, whose
  * large pages need a privilege and cannot be purged). */
@@ -101,7 +124,9 @@ bool platform_move_pages(void *from, size_t size, void *to);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
 void platform_table_free(void *p, size_t size);
-/* The OS's page size (valloc, pvalloc). */
+/* The OS's page size, read from the OS at run time (4 KiB on x86-64; 4, 16
+ * or 64 KiB on ARM64 Linux): valloc and pvalloc align to it, and every
+ * range brisk commits, purges or maps starts and ends on one. */
 size_t platform_page_size(void);
 
 /* ---- time, threads, locks, fork -------------------------------------------- */
@@ -129,7 +154,7 @@ bool platform_fence_all(void);
  * (nothing on Windows, which has no fork). */
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 
-#ifdef _WIN64
+#ifdef _WIN32
 static inline bool platform_lock_try(platform_lock_t *lock) {
   return TryAcquireSRWLockExclusive(lock) != 0;
 }
@@ -181,7 +206,7 @@ static inline void platform_lock_reset(platform_lock_t *lock) {
  * read or written with one instruction: on Windows, TlsAlloc slots read
  * straight from the thread's TEB. A word reads 0 in a thread that has not
  * written it. Elsewhere brisk uses the compiler's _Thread_local. */
-#define PLATFORM_TLS_COUNT 3
+#define PLATFORM_TLS_COUNT 4
 /* Sets the words up, once, at process start; false when the OS has no room
  * for them (Windows: no TEB slot free among the 64). Nothing to do, and
  * true, without PLATFORM_TLS_WORDS. */
@@ -192,12 +217,21 @@ bool platform_tls_init(void);
  * out, so that a call that comes first reads 0 as long as fewer than 64 TLS
  * indices are in use. */
 extern uint32_t platform_tls_offset[PLATFORM_TLS_COUNT];
+#ifdef _WIN64
 static inline uintptr_t platform_tls_word(unsigned word) {
   return (uintptr_t)__readgsqword(platform_tls_offset[word]);
 }
 static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
   __writegsqword(platform_tls_offset[word], value);
 }
+#else /* 32-bit Windows: the TEB is at fs:0 */
+static inline uintptr_t platform_tls_word(unsigned word) {
+  return (uintptr_t)__readfsdword(platform_tls_offset[word]);
+}
+static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
+  __writefsdword(platform_tls_offset[word], value);
+}
+#endif
 #endif
 
 /* ---- start and end ----------------------------------------------------------
@@ -208,12 +242,12 @@ static inline void platform_tls_word_set(unsigned word, uintptr_t value) {
  * brisk.dll; a constructor and a destructor in the static library, which a
  * MinGW-linked program runs. Programs linked by Free Pascal or Delphi run
  * no C constructors: their binding calls brisk_binding_init() instead. */
-#ifdef _WIN64
+#ifdef _WIN32
 /* brisk.dll is being unloaded (FreeLibrary): gives back what would call
  * into it later (the thread-exit callback, the TLS slots). */
 void platform_unload(void);
 #endif
-#if defined(_WIN64) && defined(BRISK_BUILDING_DLL)
+#if defined(_WIN32) && defined(BRISK_BUILDING_DLL)
 #define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
   BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved);                            \
   BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved) {                           \
@@ -225,7 +259,7 @@ void platform_unload(void);
     }                                                                                              \
     return TRUE;                                                                                   \
   }
-#elif defined(_WIN64)
+#elif defined(_WIN32)
 /* The first user priority: before any constructor of the program's own. */
 #define PLATFORM_PROCESS_HOOKS(start, stop)                                                        \
   __attribute__((constructor(101))) static void platform_process_start(void) {                     \
@@ -253,11 +287,17 @@ const char *platform_getenv(const char *name);
 /* The environment as NAME=value strings, ending with NULL. */
 const char *const *platform_environment(void);
 /* Writes all of text to fd (retrying short writes); never allocates. fd 1
- * and 2 are standard output and error everywhere. */
+ * and 2 are standard output and error everywhere. What goes to fd 2 goes
+ * to PROGRAM.brisk.log beside the executable (PROGRAM.exe -> PROGRAM.brisk.log
+ * on Windows), created at the first message, in a program without a console:
+ * a Windows GUI program, or one whose standard error is closed. */
 void platform_write(int fd, const char *text, size_t length);
 /* Opens path for writing (created or truncated); -1 with errno on failure. */
 int platform_open_output(const char *path);
 void platform_close(int fd);
+/* Reads up to size - 1 bytes of the file into text, NUL-terminated; the
+ * length, or -1 with errno set. */
+long platform_read_file(const char *path, char *text, size_t size);
 /* Resident set size now and at its peak, in bytes (0 when unknown). */
 void platform_resident(uint64_t *current, uint64_t *peak);
 int platform_pid(void);
@@ -265,14 +305,27 @@ int platform_pid(void);
 const char *platform_program_name(void);
 const char *platform_program_short_name(void);
 void platform_abort(void) __attribute__((noreturn));
+/* hook runs when the process gets this signal (Linux); false when it cannot
+ * be caught (a bad number, or a platform without signals: Windows). */
+bool platform_on_signal(int signal, void (*hook)(void));
 void platform_exit_now(int status) __attribute__((noreturn));
 
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */
 /* Return addresses of the calling thread's stack, innermost first. */
 int platform_backtrace(void **frames, int max);
+/* The same from a frame pointer of the calling thread (code that keeps frame
+ * pointers and no unwind tables: Free Pascal's): the return address beside
+ * each saved frame pointer, following the chain while it stays inside the
+ * thread's stack and goes up it. */
+int platform_frame_walk(void *frame, void **frames, int max);
 /* When address lies in a shared library or DLL (not the program itself),
  * the bounds of that library's code; false otherwise. */
 bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end);
+/* Whether the size bytes at address lie in the loaded image of the program
+ * or of a library (its constant or static data, or its code), so that
+ * reading them cannot fault: what a diagnostic checks before it follows a
+ * pointer it found in a block. */
+bool platform_image_contains(const void *address, size_t size);
 /* Names every frame of a report at once (an expensive step, batched). */
 void platform_symbols_prepare(void *const *frames, size_t count);
 /* "function (file:line)" for a return address, as well as it can be named

@@ -276,11 +276,18 @@ void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(
 }
 
 /* ---- thread-local words ----------------------------------------------------- */
-/* The TEB (at gs:0) holds a thread's first 64 TLS slots at this offset, and
- * TlsGetValue does no more than read them. Higher indices live elsewhere. */
+/* The TEB (at gs:0; fs:0 on 32-bit Windows) holds a thread's first 64 TLS
+ * slots at this offset, and TlsGetValue does no more than read them. Higher
+ * indices live elsewhere. */
+#ifdef _WIN64
 #define TEB_TLS_SLOTS 0x1480
+#define TEB_READ(offset) __readgsqword(offset)
+#else
+#define TEB_TLS_SLOTS 0xE10
+#define TEB_READ(offset) __readfsdword(offset)
+#endif
 #define TEB_SLOT_COUNT 64
-#define TEB_SLOT_OFFSET(index) (TEB_TLS_SLOTS + 8 * (uint32_t)(index))
+#define TEB_SLOT_OFFSET(index) (TEB_TLS_SLOTS + sizeof(void *) * (uint32_t)(index))
 
 uint32_t platform_tls_offset[PLATFORM_TLS_COUNT] = {[0 ... PLATFORM_TLS_COUNT - 1] =
                                                         TEB_SLOT_OFFSET(TEB_SLOT_COUNT - 1)};
@@ -292,7 +299,7 @@ static bool tls_slot_usable(DWORD index) {
   if (index == TLS_OUT_OF_INDEXES || index >= TEB_SLOT_COUNT) return false;
   uintptr_t probe = (uintptr_t)&tls_index;
   TlsSetValue(index, (void *)probe);
-  bool readable = __readgsqword(TEB_SLOT_OFFSET(index)) == probe;
+  bool readable = TEB_READ(TEB_SLOT_OFFSET(index)) == probe;
   TlsSetValue(index, NULL);
   return readable;
 }
@@ -382,9 +389,49 @@ const char *const *platform_environment(void) {
   return entries;
 }
 
+/* The log beside the executable that stands in for a missing standard error
+ * (see platform.h); INVALID_HANDLE_VALUE when it cannot be created. */
+static HANDLE log_handle = INVALID_HANDLE_VALUE;
+
+static BOOL CALLBACK log_open(PINIT_ONCE once, PVOID parameter, PVOID *context) {
+  (void)once, (void)parameter, (void)context;
+  static const char suffix[] = ".brisk.log";
+  char path[MAX_PATH + sizeof suffix];
+  DWORD length = GetModuleFileNameA(NULL, path, MAX_PATH);
+  if (length == 0 || length >= MAX_PATH) return TRUE;
+  DWORD end = length; /* PROGRAM.exe -> PROGRAM.brisk.log */
+  while (end > 0 && path[end - 1] != '.' && path[end - 1] != '\\')
+    end--;
+  end = end > 0 && path[end - 1] == '.' ? end - 1 : length;
+  memcpy(path + end, suffix, sizeof suffix);
+  log_handle = CreateFileA(path, GENERIC_WRITE, FILE_SHARE_READ, NULL, CREATE_ALWAYS,
+                           FILE_ATTRIBUTE_NORMAL, NULL);
+  return TRUE;
+}
+
+static HANDLE message_log(void) {
+  static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
+  InitOnceExecuteOnce(&once, log_open, NULL, NULL);
+  return log_handle;
+}
+
+/* A GUI program (PE subsystem "Windows GUI": built with -mwindows, Free
+ * Pascal's -WG or {$APPTYPE GUI}) has no console: started from Explorer it
+ * has no standard error at all, and what a parent may pass instead is
+ * seldom read. Its messages go to the log whatever its handles are, so
+ * that they are found in one place. */
+static bool is_gui_program(void) {
+  const uint8_t *base = (const uint8_t *)GetModuleHandleA(NULL);
+  const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+  const IMAGE_NT_HEADERS64 *nt = (const IMAGE_NT_HEADERS64 *)(base + dos->e_lfanew);
+  return nt->OptionalHeader.Subsystem == IMAGE_SUBSYSTEM_WINDOWS_GUI;
+}
+
 void platform_write(int fd, const char *text, size_t length) {
   HANDLE handle = handle_of(fd);
-  if (handle == NULL || handle == INVALID_HANDLE_VALUE) return; /* no console */
+  if (fd == 2 && (handle == NULL || handle == INVALID_HANDLE_VALUE || is_gui_program()))
+    handle = message_log();
+  if (handle == NULL || handle == INVALID_HANDLE_VALUE) return;
   while (length > 0) {
     DWORD chunk = length > 0x40000000u ? 0x40000000u : (DWORD)length, written = 0;
     if (!WriteFile(handle, text, chunk, &written, NULL) || written == 0) return;
@@ -415,6 +462,23 @@ int platform_open_output(const char *path) {
 
 void platform_close(int fd) {
   CloseHandle(handle_of(fd));
+}
+
+long platform_read_file(const char *path, char *text, size_t size) {
+  HANDLE handle = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING,
+                              FILE_ATTRIBUTE_NORMAL, NULL);
+  if (handle == INVALID_HANDLE_VALUE) {
+    errno = ENOENT;
+    return -1;
+  }
+  size_t length = 0;
+  DWORD n;
+  while (length + 1 < size &&
+         ReadFile(handle, text + length, (DWORD)(size - 1 - length), &n, NULL) && n > 0)
+    length += n;
+  CloseHandle(handle);
+  text[length] = 0;
+  return (long)length;
 }
 
 void platform_resident(uint64_t *current, uint64_t *peak) {
@@ -474,6 +538,12 @@ void platform_abort(void) {
 
 /* Like _exit: no atexit handlers, no DLL detach. (ExitProcess only in case
  * TerminateProcess came back.) */
+bool platform_on_signal(int signal, void (*hook)(void)) {
+  (void)signal;
+  (void)hook;
+  return false; /* no user signals: brisk_heap_profile_dump instead */
+}
+
 void platform_exit_now(int status) {
   TerminateProcess(GetCurrentProcess(), (UINT)status);
   ExitProcess((UINT)status);

@@ -20,6 +20,24 @@ int platform_backtrace(void **frames, int max) {
   return count;
 }
 
+/* x64 frame: [frame] = the caller's frame pointer, [frame + 8] = the return
+ * address; inside the thread's stack. */
+int platform_frame_walk(void *frame, void **frames, int max) {
+  ULONG_PTR low, high;
+  GetCurrentThreadStackLimits(&low, &high);
+  uintptr_t at = (uintptr_t)frame, below = 0;
+  int count = 0;
+  while (count < max && at > below && at % sizeof(void *) == 0 && at >= low &&
+         at + 2 * sizeof(void *) <= high) {
+    const uintptr_t *words = (const uintptr_t *)at;
+    if (words[1] < 4096) break; /* not a return address: the chain ends */
+    frames[count++] = (void *)words[1];
+    below = at;
+    at = words[0];
+  }
+  return count;
+}
+
 /* The module (EXE or DLL) whose image holds address, or NULL. */
 static HMODULE module_of(const void *address) {
   HMODULE module = NULL;
@@ -31,16 +49,16 @@ static HMODULE module_of(const void *address) {
   return module;
 }
 
-static const IMAGE_NT_HEADERS64 *image_headers(HMODULE module) {
+static const IMAGE_NT_HEADERS *image_headers(HMODULE module) {
   const uint8_t *base = (const uint8_t *)module;
   const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
-  return (const IMAGE_NT_HEADERS64 *)(base + dos->e_lfanew);
+  return (const IMAGE_NT_HEADERS *)(base + dos->e_lfanew);
 }
 
 bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end) {
   HMODULE module = module_of(address);
   if (module == NULL || module == GetModuleHandleA(NULL)) return false; /* the program */
-  const IMAGE_NT_HEADERS64 *headers = image_headers(module);
+  const IMAGE_NT_HEADERS *headers = image_headers(module);
   const IMAGE_SECTION_HEADER *section = IMAGE_FIRST_SECTION(headers);
   for (WORD i = 0; i < headers->FileHeader.NumberOfSections; i++, section++) {
     if (!(section->Characteristics & IMAGE_SCN_MEM_EXECUTE)) continue;
@@ -51,6 +69,21 @@ bool platform_library_code(const void *address, uintptr_t *start, uintptr_t *end
       *end = last;
       return true;
     }
+  }
+  return false;
+}
+
+bool platform_image_contains(const void *address, size_t size) {
+  HMODULE module = module_of(address);
+  if (module == NULL) return false;
+  const IMAGE_NT_HEADERS64 *headers = image_headers(module);
+  uintptr_t offset = (uintptr_t)address - (uintptr_t)module;
+  const IMAGE_SECTION_HEADER *section = IMAGE_FIRST_SECTION(headers);
+  for (WORD i = 0; i < headers->FileHeader.NumberOfSections; i++, section++) {
+    if (!(section->Characteristics & IMAGE_SCN_MEM_READ)) continue;
+    uintptr_t first = section->VirtualAddress, length = section->Misc.VirtualSize;
+    if (offset >= first && offset - first <= length && size <= length - (offset - first))
+      return true;
   }
   return false;
 }
@@ -152,6 +185,7 @@ static LONG WINAPI on_exception(EXCEPTION_POINTERS *exception) {
   if (record->ExceptionCode != EXCEPTION_ACCESS_VIOLATION || record->NumberParameters < 2)
     return EXCEPTION_CONTINUE_SEARCH;
   const CONTEXT *c = exception->ContextRecord;
+#ifdef _WIN64
   /* the Win64 argument registers first */
   const DWORD64 registers[PLATFORM_FAULT_REGISTERS] = {c->Rcx, c->Rdx, c->R8,  c->R9,  c->Rax,
                                                        c->Rbx, c->Rbp, c->Rsi, c->Rdi, c->R10,
@@ -160,6 +194,19 @@ static LONG WINAPI on_exception(EXCEPTION_POINTERS *exception) {
                           .address = (const void *)record->ExceptionInformation[1]};
   for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
     fault.registers[i] = (uintptr_t)registers[i];
+#else
+  /* 32-bit: arguments go on the stack; the registers a function loaded them
+   * into, then the words on top of the stack */
+  const DWORD registers[] = {c->Eax, c->Ecx, c->Edx, c->Ebx, c->Esi, c->Edi, c->Ebp};
+  enum { REGISTER_COUNT = sizeof registers / sizeof registers[0] };
+  platform_fault fault = {.pc = (uintptr_t)c->Eip,
+                          .address = (const void *)record->ExceptionInformation[1]};
+  for (int i = 0; i < REGISTER_COUNT; i++)
+    fault.registers[i] = (uintptr_t)registers[i];
+  const uintptr_t *stack = (const uintptr_t *)(uintptr_t)c->Esp;
+  for (int i = REGISTER_COUNT; i < PLATFORM_FAULT_REGISTERS; i++)
+    fault.registers[i] = stack[i - REGISTER_COUNT];
+#endif
   fault_hook(&fault);
   return EXCEPTION_CONTINUE_SEARCH;
 }

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #ifndef _WIN32
@@ -22,6 +23,9 @@
 
 #define KiB ((size_t)1024)
 #define MiB (KiB * 1024)
+/* size_t's width, so that the overflowing sizes below overflow on 32-bit
+ * machines too (the values are the same as before on 64-bit ones) */
+#define SIZE_BITS (8 * sizeof(size_t))
 
 /* Through volatiles so the compiler neither folds nor warns about them. */
 static volatile size_t v_size_max = SIZE_MAX;
@@ -240,7 +244,7 @@ static void test_calloc(void) {
              {v_size_max / 2 + 1, 2},
              {2, v_size_max / 2 + 1},
              {v_size_max, 2},
-             {(size_t)1 << 32, (size_t)1 << 32},
+             {(size_t)1 << (SIZE_BITS / 2), (size_t)1 << (SIZE_BITS / 2)},
              {1, v_size_max},
              {v_size_max, 1},
              {v_ptrdiff_max / 2 + 1, 2},
@@ -424,9 +428,12 @@ static void test_reallocarray(void) {
 
   struct {
     size_t a, b;
-  } bad[] = {{v_size_max, v_size_max},           {v_size_max / 2 + 1, 2},
-             {(size_t)1 << 33, (size_t)1 << 31}, {v_size_max, 1},
-             {v_ptrdiff_max / 2 + 1, 2},         {3, v_size_max / 3 + 1}};
+  } bad[] = {{v_size_max, v_size_max},
+             {v_size_max / 2 + 1, 2},
+             {(size_t)1 << (SIZE_BITS / 2 + 1), (size_t)1 << (SIZE_BITS / 2 - 1)},
+             {v_size_max, 1},
+             {v_ptrdiff_max / 2 + 1, 2},
+             {3, v_size_max / 3 + 1}};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     errno = 0;
     void *q = A_REALLOCARRAY(p, bad[k].a, bad[k].b);
@@ -467,8 +474,22 @@ static void test_posix_memalign(void) {
 
   /* bad alignments (0, not a power of two, or below sizeof(void *)): EINVAL,
    * *result untouched */
-  const size_t bad_al[] = {
-      0, 1, 2, 4, 3, 12, 24, 48, 96, 1000, 4097, v_size_max, v_size_max / 2, (size_t)1 << 40 | 8};
+  /* sizeof(void *) / 2: a power of two too small (posix_memalign wants
+   * multiples of sizeof(void *)); the last, 2^40 + 8 on a 64-bit machine */
+  const size_t bad_al[] = {0,
+                           1,
+                           2,
+                           sizeof(void *) / 2,
+                           3,
+                           12,
+                           24,
+                           48,
+                           96,
+                           1000,
+                           4097,
+                           v_size_max,
+                           v_size_max / 2,
+                           (size_t)1 << (SIZE_BITS - 24) | 8};
   for (size_t k = 0; k < sizeof bad_al / sizeof bad_al[0]; k++) {
     void *sentinel = &a_global, *p = sentinel;
     errno = 0;
@@ -532,7 +553,7 @@ static void test_aligned(int use_memalign) {
               errno, round_al[k][1]);
     if (p) A_FREE(p);
   }
-  const size_t invalid_al[] = {v_size_max, v_size_max - 1, ((size_t)1 << 63) + 1};
+  const size_t invalid_al[] = {v_size_max, v_size_max - 1, ((size_t)1 << (SIZE_BITS - 1)) + 1};
   for (size_t k = 0; k < sizeof invalid_al / sizeof invalid_al[0]; k++) {
     errno = 0;
     void *p = use_memalign ? A_MEMALIGN(invalid_al[k], 64) : A_ALIGNED_ALLOC(invalid_al[k], 64);
@@ -782,6 +803,16 @@ static void test_collect(void) {
   }
 }
 
+/* Without BRISK_HEAP_PROFILE there is no heap profile to write: a clear
+ * error, not a file. (With it, tests/diag/run_diag_tests.py checks the files.) */
+static void test_heap_profile_dump_off(void) {
+  if (getenv("BRISK_HEAP_PROFILE") != NULL) return;
+  errno = 0;
+  CHECK(A_HEAP_PROFILE_DUMP("api-conformance-heap.pb.gz") == -1);
+  CHECK_MSG(errno == EINVAL, "errno %d, expected EINVAL", errno);
+  CHECK(access("api-conformance-heap.pb.gz", F_OK) != 0);
+}
+
 int main(void) {
   page = test_page_size();
   api_init();
@@ -805,5 +836,6 @@ int main(void) {
   test_owns();
   test_memory_info();
   test_collect();
+  test_heap_profile_dump_off();
   return test_finish();
 }

@@ -20,6 +20,12 @@
 #include <malloc.h>
 #include <stdlib.h>
 
+#ifndef __GLIBC__
+/* glibc's pvalloc, which musl lacks: brisk, linked or preloaded, gives it
+ * (weak, so that the program to be preloaded links without it). */
+extern void *pvalloc(size_t size) __attribute__((weak));
+#endif
+
 #define API_NAME "libc"
 #define A_MALLOC malloc
 #define A_CALLOC calloc
@@ -40,6 +46,7 @@ static void (*x_collect)(void);
 static int (*x_info_get)(brisk_memory_info *);
 static int (*x_heap_check)(void);
 static int (*x_stats_get)(brisk_stats *);
+static int (*x_heap_profile_dump)(const char *);
 
 /* Resolves the brisk extras; a missing one is a failure (brisk is not
  * loaded), and the program stops. */
@@ -50,9 +57,12 @@ static inline void api_init(void) {
   *(void **)&x_info_get = dlsym(RTLD_DEFAULT, "brisk_memory_info_get");
   *(void **)&x_heap_check = dlsym(RTLD_DEFAULT, "brisk_heap_check");
   *(void **)&x_stats_get = dlsym(RTLD_DEFAULT, "brisk_stats_get");
-  if (!x_version || !x_owns || !x_collect || !x_info_get || !x_heap_check || !x_stats_get)
+  *(void **)&x_heap_profile_dump = dlsym(RTLD_DEFAULT, "brisk_heap_profile_dump");
+  if (!x_version || !x_owns || !x_collect || !x_info_get || !x_heap_check || !x_stats_get ||
+      !x_heap_profile_dump)
     fprintf(stderr, "brisk symbols not found: libbrisk is not loaded into this process\n");
-  REQUIRE(x_version && x_owns && x_collect && x_info_get && x_heap_check && x_stats_get);
+  REQUIRE(x_version && x_owns && x_collect && x_info_get && x_heap_check && x_stats_get &&
+          x_heap_profile_dump);
 #ifdef BRISK_TEST_LINKED
   /* linked against libbrisk: its symbols are the ones found */
   REQUIRE(x_version == brisk_version && x_owns == brisk_owns);
@@ -64,6 +74,7 @@ static inline void api_init(void) {
 #define A_INFO_GET(i) x_info_get(i)
 #define A_HEAP_CHECK() x_heap_check()
 #define A_STATS_GET(s) x_stats_get(s)
+#define A_HEAP_PROFILE_DUMP(path) x_heap_profile_dump(path)
 
 #else /* brisk_* API */
 
@@ -87,6 +98,7 @@ static inline void api_init(void) {}
 #define A_INFO_GET(i) brisk_memory_info_get(i)
 #define A_HEAP_CHECK() brisk_heap_check()
 #define A_STATS_GET(s) brisk_stats_get(s)
+#define A_HEAP_PROFILE_DUMP(path) brisk_heap_profile_dump(path)
 #endif
 
 static inline brisk_memory_info api_info(void) {

@@ -8,7 +8,9 @@
  * stderr, and kills it when the deadline passes, so a hang fails the case
  * instead of stalling the test run (the kill reaches the child's own children
  * too: it runs in a process group of its own). Core dumps are switched off in the child:
- * its aborts are expected.
+ * its aborts are expected. In a cross build run under an emulator (qemu-user:
+ * cmake/aarch64-linux-gnu.cmake) the copy starts through the emulator too,
+ * named by the environment variable CROSSCOMPILING_EMULATOR.
  */
 #ifndef BRISK_TEST_CHILD_PROCESS_H
 #define BRISK_TEST_CHILD_PROCESS_H
@@ -19,6 +21,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -83,6 +86,24 @@ static inline int child_run_self(char *const argv[], double timeout_s, child_res
     close(out_pipe[1]);
     close(err_pipe[0]);
     close(err_pipe[1]);
+    const char *emulator = getenv("CROSSCOMPILING_EMULATOR");
+    if (emulator != NULL && emulator[0] != 0) { /* its words, then this program */
+      static char words[1024], self[4096];
+      static char *emulated[64];
+      int n = 0;
+      snprintf(words, sizeof words, "%s", emulator);
+      for (char *word = strtok(words, " "); word != NULL && n < 16; word = strtok(NULL, " "))
+        emulated[n++] = word;
+      ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (length <= 0) _exit(127);
+      self[length] = 0;
+      emulated[n++] = self;
+      for (int i = 1; argv[i] != NULL && n < 63; i++)
+        emulated[n++] = argv[i];
+      emulated[n] = NULL;
+      execv(emulated[0], emulated);
+      _exit(127);
+    }
     execv("/proc/self/exe", argv);
     _exit(127);
   }
@@ -132,6 +153,23 @@ static inline int child_run_self(char *const argv[], double timeout_s, child_res
   return 0;
 }
 
+/* "SEGV" for SIGSEGV (glibc's sigabbrev_np, which musl lacks, names them all). */
+static inline const char *child_signal_name(int signal_number) {
+#ifdef __GLIBC__
+  const char *name = sigabbrev_np(signal_number);
+  return name ? name : "?";
+#else
+  static const struct {
+    int number;
+    const char *name;
+  } names[] = {{SIGABRT, "ABRT"}, {SIGSEGV, "SEGV"}, {SIGBUS, "BUS"},   {SIGKILL, "KILL"},
+               {SIGILL, "ILL"},   {SIGFPE, "FPE"},   {SIGTRAP, "TRAP"}, {SIGTERM, "TERM"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].number == signal_number) return names[i].name;
+  return "?";
+#endif
+}
+
 /* "exit status 3", "killed by SIGSEGV", "no answer within 10 s (killed)". */
 static inline const char *child_outcome(const child_result *r, double timeout_s, char *text,
                                         size_t size) {
@@ -140,8 +178,7 @@ static inline const char *child_outcome(const child_result *r, double timeout_s,
   else if (r->exited)
     snprintf(text, size, "exit status %d", r->exit_status);
   else
-    snprintf(text, size, "killed by SIG%s",
-             sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?");
+    snprintf(text, size, "killed by SIG%s", child_signal_name(r->signal));
   return text;
 }
 

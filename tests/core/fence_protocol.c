@@ -19,7 +19,9 @@
 #include "alloc_api.h"
 #include "test_time.h"
 
-#include <linux/membarrier.h>
+/* linux/membarrier.h's commands (musl-gcc's include path has no kernel headers) */
+#define MEMBARRIER_CMD_QUERY 0
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -433,20 +434,30 @@ int main(void) {
             end.uordblks, base.uordblks);
   check_consistent(&end, "at the end");
 
-  /* past INT_MAX: mallinfo saturates (address space only: never touched) */
-  size_t big = (size_t)3 << 30;
-  void *p = malloc(big);
-  if (p == NULL) {
-    printf("skipped: no 3 GiB of address space for the saturation check\n");
+  /* past INT_MAX: mallinfo saturates (address space only: never touched).
+   * 3 GiB in one block, or in two of 1.125 GiB where the address space is
+   * 4 GiB (a 32-bit program) and no block may pass PTRDIFF_MAX. */
+  size_t piece = SIZE_MAX > 0xFFFFFFFFu ? (size_t)3 << 30 : (size_t)9 << 27;
+  size_t pieces = SIZE_MAX > 0xFFFFFFFFu ? 1 : 2;
+  void *p[2] = {NULL, NULL};
+  bool got = true;
+  for (size_t i = 0; i < pieces; i++)
+    got = got && (p[i] = malloc(piece)) != NULL;
+  if (!got) {
+    printf("skipped: no room for %zu block(s) of %zu MiB for the saturation check\n", pieces,
+           piece >> 20);
   } else {
+    size_t big = piece * pieces;
     struct mallinfo2 wide = mallinfo2();
     struct mallinfo narrow = mallinfo_int();
     CHECK_MSG(wide.hblkhd >= big && narrow.hblkhd == INT_MAX,
-              "a 3 GiB block: hblkhd %zu, mallinfo's %d", wide.hblkhd, narrow.hblkhd);
+              "%zu MiB of huge blocks: hblkhd %zu, mallinfo's %d", big >> 20, wide.hblkhd,
+              narrow.hblkhd);
     CHECK(narrow.hblks == (int)wide.hblks);
-    check_mallinfo_matches("with a 3 GiB block");
-    free(p);
+    check_mallinfo_matches("with huge blocks past INT_MAX");
   }
+  for (size_t i = 0; i < pieces; i++)
+    free(p[i]);
   pthread_barrier_destroy(&barrier);
   return test_finish();
 }

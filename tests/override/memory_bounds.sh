@@ -25,7 +25,9 @@ check() { # name, condition (shell arithmetic), detail
   else failed=$((failed + 1)); echo "FAIL $1 ($3)"; fi
 }
 run() { # mode, preload (or empty)
-  env -u LD_PRELOAD ${2:+LD_PRELOAD=$2} "$program" "$1" || echo "exit status $?"
+  # shellcheck disable=SC2086 # a cross build's emulator, when there is one
+  env -u LD_PRELOAD ${2:+LD_PRELOAD=$2} ${CROSSCOMPILING_EMULATOR:-} "$program" "$1" ||
+    echo "exit status $?"
 }
 
 median() { # the runs' outputs, one a line: each churn field's median, as one line like a run's

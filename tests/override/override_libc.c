@@ -12,7 +12,9 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#ifdef __GLIBC__
 #include <execinfo.h>
+#endif
 #include <glob.h>
 #include <iconv.h>
 #include <limits.h>
@@ -106,6 +108,7 @@ static void test_symbols(void) {
   CHECK_MSG(from_libbrisk((void *)f), "the program's free is not libbrisk's");
 }
 
+#ifdef __GLIBC__
 /* glibc's own public names for its allocator (no header declares them).
  * A tracing library that calls __libc_malloc as "the real malloc", and a
  * program that frees the block with free, must get one allocator: if these
@@ -141,6 +144,10 @@ static void test_glibc_names(void) {
   __libc_free(malloc(40)); /* glibc's own free aborts on a block of brisk's */
   __libc_free(NULL);
 }
+#else
+/* musl has no such names (brisk defines them only for glibc). */
+static void test_glibc_names(void) {}
+#endif
 
 /* ---- libc-internal allocations ------------------------------------------ */
 
@@ -250,17 +257,17 @@ static void test_libc_internal(void) {
 
   /* scandir: array and entries from malloc */
   struct dirent **names = NULL;
-  int n = scandir("/", &names, NULL, alphasort);
+  int n = scandir("/dev", &names, NULL, alphasort);
   CHECK(n > 3);
   CHECK(names && A_OWNS(names));
-  int found_usr = 0;
+  int found_null = 0;
   for (int k = 0; k < n; k++) {
-    if (strcmp(names[k]->d_name, "usr") == 0) found_usr = 1;
+    if (strcmp(names[k]->d_name, "null") == 0) found_null = 1;
     if (k == 0) CHECK(A_OWNS(names[k]));
     free(names[k]);
   }
   free(names);
-  CHECK(found_usr);
+  CHECK(found_null);
 
   /* glob */
   glob_t g;
@@ -316,8 +323,15 @@ static void test_libc_internal(void) {
   CHECK(tfind("k250", &root, cmp_str) != NULL);
   tdestroy(root, keep_node); /* frees the tree's nodes, which libc malloc'ed */
 
-  /* iconv (gconv modules are dlopen'ed by libc) */
+  /* iconv (gconv modules are dlopen'ed by libc). A C library installed
+   * without its modules (Debian's ARM64 cross libc, which the ARM64 tests
+   * run on under qemu) has only the built-in conversions: UCS-2LE gives the
+   * same bytes here. */
   iconv_t cd = iconv_open("UTF-16LE", "UTF-8");
+  if (cd == (iconv_t)-1 && errno == EINVAL) {
+    printf("note: no gconv module for UTF-16LE here; UCS-2LE, built into the C library\n");
+    cd = iconv_open("UCS-2LE", "UTF-8");
+  }
   if (CHECK(cd != (iconv_t)-1)) {
     char in[] = "h\xc3\xa9llo", out[32];
     char *ip = in, *op = out;
@@ -335,12 +349,14 @@ static void test_libc_internal(void) {
   time_t t0 = 1700000000;
   struct tm tmv;
   CHECK(localtime_r(&t0, &tmv) && tmv.tm_hour == 23);
+#ifdef __GLIBC__ /* musl has no backtrace */
   void *frames[16];
   int nf = backtrace(frames, 16);
   CHECK(nf > 1);
   char **sym = backtrace_symbols(frames, nf);
   CHECK(sym && A_OWNS(sym));
   free(sym);
+#endif
 
   /* printf with a huge width allocates a work buffer inside vfprintf */
   FILE *dn = fopen("/dev/null", "w");
@@ -361,9 +377,14 @@ static void test_dl(void) {
     *(void **)&alloc = dlsym(h, "dl_helper_alloc");
     *(void **)&free_checked = dlsym(h, "dl_helper_free_checked");
     REQUIRE(ctor_block && alloc && free_checked);
-    /* a block the module's constructor allocated */
+    /* a block the module's constructor allocated (in every round: dlclose
+     * unloads it; musl never unloads a library, so there only in the first) */
     char *cb = *ctor_block;
-    if (CHECK(cb != NULL)) {
+    int constructor_ran = 1;
+#ifndef __GLIBC__
+    constructor_ran = round == 0;
+#endif
+    if (constructor_ran && CHECK(cb != NULL)) {
       CHECK(A_OWNS(cb));
       int ok = 1;
       for (int k = 0; k < 1000; k++)
@@ -509,7 +530,9 @@ static void test_other_threads(void) {
 
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  REQUIRE(pthread_attr_setstacksize(&attr, 64 * 1024) == 0);
+  /* 64 KiB, or the least the C library takes (128 KiB on ARM64) */
+  REQUIRE(pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN > 65536 ? PTHREAD_STACK_MIN : 65536) ==
+          0);
   for (int r = 0; r < 20; r++) {
     pthread_t t;
     unsigned char **out = NULL;

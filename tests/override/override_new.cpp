@@ -30,28 +30,35 @@ static bool from_libbrisk(const void *addr) {
   return addr && dladdr(addr, &di) && di.dli_fname && std::strstr(di.dli_fname, "libbrisk");
 }
 
+// size_t's letter in a mangled name: m (unsigned long) or j (unsigned int)
+#if SIZE_MAX > 0xFFFFFFFFu
+#define SZ "m"
+#else
+#define SZ "j"
+#endif
+
 static void test_symbols() {
   static const char *const names[] = {
-      "_Znwm",                               // new(size_t)
-      "_Znam",                               // new[](size_t)
-      "_ZnwmRKSt9nothrow_t",                 // new(size_t, nothrow)
-      "_ZnamRKSt9nothrow_t",                 // new[](size_t, nothrow)
-      "_ZnwmSt11align_val_t",                // new(size_t, align)
-      "_ZnamSt11align_val_t",                // new[](size_t, align)
-      "_ZnwmSt11align_val_tRKSt9nothrow_t",  // new(size_t, align, nothrow)
-      "_ZnamSt11align_val_tRKSt9nothrow_t",  // new[](size_t, align, nothrow)
-      "_ZdlPv",                              // delete(void*)
-      "_ZdaPv",                              // delete[](void*)
-      "_ZdlPvRKSt9nothrow_t",                // delete(void*, nothrow)
-      "_ZdaPvRKSt9nothrow_t",                // delete[](void*, nothrow)
-      "_ZdlPvm",                             // delete(void*, size_t)
-      "_ZdaPvm",                             // delete[](void*, size_t)
-      "_ZdlPvSt11align_val_t",               // delete(void*, align)
-      "_ZdaPvSt11align_val_t",               // delete[](void*, align)
-      "_ZdlPvSt11align_val_tRKSt9nothrow_t", // delete(void*, align, nothrow)
-      "_ZdaPvSt11align_val_tRKSt9nothrow_t", // delete[](void*, align, nothrow)
-      "_ZdlPvmSt11align_val_t",              // delete(void*, size_t, align)
-      "_ZdaPvmSt11align_val_t",              // delete[](void*, size_t, align)
+      "_Znw" SZ,                                 // new(size_t)
+      "_Zna" SZ,                                 // new[](size_t)
+      "_Znw" SZ "RKSt9nothrow_t",                // new(size_t, nothrow)
+      "_Zna" SZ "RKSt9nothrow_t",                // new[](size_t, nothrow)
+      "_Znw" SZ "St11align_val_t",               // new(size_t, align)
+      "_Zna" SZ "St11align_val_t",               // new[](size_t, align)
+      "_Znw" SZ "St11align_val_tRKSt9nothrow_t", // new(size_t, align, nothrow)
+      "_Zna" SZ "St11align_val_tRKSt9nothrow_t", // new[](size_t, align, nothrow)
+      "_ZdlPv",                                  // delete(void*)
+      "_ZdaPv",                                  // delete[](void*)
+      "_ZdlPvRKSt9nothrow_t",                    // delete(void*, nothrow)
+      "_ZdaPvRKSt9nothrow_t",                    // delete[](void*, nothrow)
+      "_ZdlPv" SZ,                               // delete(void*, size_t)
+      "_ZdaPv" SZ,                               // delete[](void*, size_t)
+      "_ZdlPvSt11align_val_t",                   // delete(void*, align)
+      "_ZdaPvSt11align_val_t",                   // delete[](void*, align)
+      "_ZdlPvSt11align_val_tRKSt9nothrow_t",     // delete(void*, align, nothrow)
+      "_ZdaPvSt11align_val_tRKSt9nothrow_t",     // delete[](void*, align, nothrow)
+      "_ZdlPv" SZ "St11align_val_t",             // delete(void*, size_t, align)
+      "_ZdaPv" SZ "St11align_val_t",             // delete[](void*, size_t, align)
   };
   for (const char *n : names) {
     void *s = dlsym(RTLD_DEFAULT, n);

@@ -32,3 +32,18 @@ prepare() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
 }
+
+# same_machine LIB PROGRAM: skips the test (exit status 77, CTest's SKIPPED)
+# when PROGRAM cannot load LIB: a 32-bit libbrisk and Debian's 64-bit python3
+# or sqlite3 (their 32-bit builds come only from Debian's i386 architecture).
+same_machine() {
+  program=$(readlink -f "$2")
+  header() { od -An -tx1 -j4 -N1 "$1" | tr -d ' '; }
+  if [ "$(header "$1")" != "$(header "$program")" ]; then
+    echo "skipped: $program is a $( [ "$(header "$program")" = 02 ] && echo 64 || echo 32)-bit" \
+      "program and $1 a $( [ "$(header "$1")" = 02 ] && echo 64 || echo 32)-bit library: it" \
+      "cannot be preloaded there (Debian has the program for this machine only in its i386" \
+      "architecture)"
+    exit 77
+  fi
+}

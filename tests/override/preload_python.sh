@@ -15,6 +15,7 @@ if [ ! -x "$py" ]; then
   finish
 fi
 prepare "$lib"
+same_machine "$lib" "$py"
 export PYTHONMALLOC=malloc PYTHONHASHSEED=0 LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
 unset LD_PRELOAD PYTHONPATH PYTHONHOME PYTHONSTARTUP
 

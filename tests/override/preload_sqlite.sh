@@ -15,6 +15,7 @@ if [ -z "$sq" ]; then
   finish
 fi
 prepare "$lib"
+same_machine "$lib" "$sq"
 unset LD_PRELOAD
 export LC_ALL=C
 

@@ -82,7 +82,7 @@ static void spin_us(unsigned us) {
   clock_gettime(CLOCK_MONOTONIC, &start);
   do {
     clock_gettime(CLOCK_MONOTONIC, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000000 + (now.tv_nsec - start.tv_nsec) / 1000 < us);
+  } while ((now.tv_sec - start.tv_sec) * 1000000 + (now.tv_nsec - start.tv_nsec) / 1000 < (long)us);
 }
 
 /* Aims each signal at a fork or an allocation of the main program: waits

@@ -18,46 +18,55 @@ expect() { # description, condition...
 }
 says() { grep -qF -- "$1" <<<"$out"; }
 says_not() { ! grep -qF -- "$1" <<<"$out"; }
+# The programs run: the system's, or TEST_TRUE_PROGRAM, a true of the
+# library's own machine (tests/tools/true.c: a 32-bit build's).
+if [ -n "${TEST_TRUE_PROGRAM:-}" ]; then
+  true_program=("$TEST_TRUE_PROGRAM") segv_program=("$TEST_TRUE_PROGRAM" SEGV)
+  kill_program=("$TEST_TRUE_PROGRAM" KILL) options_program=(--program "$TEST_TRUE_PROGRAM")
+else
+  true_program=(true) segv_program=(sh -c 'kill -SEGV $$') kill_program=(sh -c 'kill -KILL $$')
+  options_program=()
+fi
 
-run --lib /nonexistent/libbrisk.so.0 -- true
+run --lib /nonexistent/libbrisk.so.0 -- "${true_program[@]}"
 expect "--lib of a missing file: named as missing" says "/nonexistent/libbrisk.so.0: no such file"
 expect "--lib of a missing file: exit status 2" test $status -eq 2
 
 echo 'INPUT(libbrisk.so.0)' >libbrisk.so
-run --lib libbrisk.so -- true
+run --lib libbrisk.so -- "${true_program[@]}"
 expect "--lib of a linker script: not a shared library" says "is not a shared library"
 
-run --lib "$lib" --stats --leaks -- sh -c 'kill -SEGV $$'
-expect "crash: reported by signal name" says "sh was killed by SIGSEGV (segmentation fault)"
+run --lib "$lib" --stats --leaks -- "${segv_program[@]}"
+expect "crash: reported by signal name" says "${segv_program[0]##*/} was killed by SIGSEGV (segmentation fault)"
 expect "crash: exit status 128 + 11" test $status -eq 139
 expect "crash: no claim that statistics were printed" says "statistics: none"
 expect "crash: no claim that the leak report was printed" says "leak report: none"
 
-run --lib "$lib" --stats-file "$scratch/stats.txt" --profile -- true
+run --lib "$lib" --stats-file "$scratch/stats.txt" --profile -- "${true_program[@]}"
 expect "statistics file: named" says "statistics: $scratch/stats.txt"
 expect "statistics file: written" test -s "$scratch/stats.txt"
 expect "profile: named" says "profile: $scratch/true.brisk-profile.txt"
 expect "profile: written" test -s "$scratch/true.brisk-profile.txt"
 
-run --lib "$lib" --stats-file "$scratch/stats.txt" -- sh -c 'kill -KILL $$'
+run --lib "$lib" --stats-file "$scratch/stats.txt" -- "${kill_program[@]}"
 expect "statistics file left from an earlier run: not claimed" says "statistics: NOT written"
 
-run --lib "$lib" --stats-file /nonexistent/dir/stats.txt -- true
+run --lib "$lib" --stats-file /nonexistent/dir/stats.txt -- "${true_program[@]}"
 expect "unwritable statistics file: reported as not written" \
   says "statistics: NOT written to /nonexistent/dir/stats.txt"
 expect "unwritable statistics file: not claimed" says_not "statistics: /nonexistent"
 
-run --lib "$lib" --check -- true
+run --lib "$lib" --check -- "${true_program[@]}"
 expect "checked mode, clean run: says no error was found" says "checked mode: no error found"
 expect "checked mode, clean run: exit status 0" test $status -eq 0
 
 # ./brisk options: every setting with its value and where it came from
-out=$(BRISK_PURGE_DELAY=2s python3 "$tools/brisk_command.py" brisk_options --lib "$lib" 2>&1); status=$?
+out=$(BRISK_PURGE_DELAY=2s python3 "$tools/brisk_command.py" brisk_options --lib "$lib" "${options_program[@]}" 2>&1); status=$?
 expect "options: exit status 0" test $status -eq 0
 expect "options: a setting from the environment, as brisk read it" \
   says "BRISK_PURGE_DELAY=2000ms (from the environment)"
 expect "options: a default" says "BRISK_STATS=off (default)"
-out=$(BRISK_STATS=weird python3 "$tools/brisk_command.py" brisk_options --lib "$lib" 2>&1)
+out=$(BRISK_STATS=weird python3 "$tools/brisk_command.py" brisk_options --lib "$lib" "${options_program[@]}" 2>&1)
 expect "options: a bad value is named in a warning" says 'BRISK_STATS="weird" is not valid'
 
 echo "$passed passed, $failed failed"

@@ -15,7 +15,10 @@ TAG = "SPDX-License-Identifier: MIT"
 SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".py", ".sh", ".cmake", ".pas", ".inc",
                    ".lpk", ".lpr", ".def", ".map", ".sql", ".in", ".rs")
 SOURCE_NAMES = {"CMakeLists.txt", "Makefile", "brisk", "run", "Cargo.toml"}
-SKIP_DIRS = {".git", "corpus", "examples-out"}
+SKIP_DIRS = {".git", "corpus", "examples-out", ".cache"}  # .cache: downloads, others' sources
+# A file a tool writes and rewrites as it wants it: Lazarus regenerates a
+# package's main unit (pascal/brisk.pas) whenever its text differs.
+GENERATED = "{ This file was automatically created by Lazarus. Do not edit!"
 
 
 def is_source(name):
@@ -42,7 +45,7 @@ def untagged(root):
             path = os.path.join(dirpath, name)
             with open(path, encoding="utf-8", errors="replace") as f:
                 head = "".join(f.readline() for _ in range(3))
-            if TAG not in head:
+            if TAG not in head and not head.startswith(GENERATED):
                 yield os.path.relpath(path, root)
 
 

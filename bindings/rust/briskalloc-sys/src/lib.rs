@@ -97,6 +97,10 @@ extern "C" {
     /// Checks the calling thread's heap; the number of problems found (each
     /// described on stderr), 0 when consistent.
     pub fn brisk_heap_check() -> c_int;
+    /// Writes the heap profile (the program runs with BRISK_HEAP_PROFILE) to
+    /// `path` (a NUL-terminated file name; NULL: the setting's file, numbered);
+    /// 0, or -1 with errno set (EINVAL: the heap profile is off).
+    pub fn brisk_heap_profile_dump(path: *const c_char) -> c_int;
 
     /// Fills `*info` (up to `info.struct_size` bytes); 0, or -1 on NULL.
     pub fn brisk_memory_info_get(info: *mut brisk_memory_info) -> c_int;
