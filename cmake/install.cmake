@@ -69,14 +69,15 @@ foreach(pc brisk brisk-static)
   install(FILES ${PROJECT_BINARY_DIR}/install/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
 
-# The brisk command (its run and options commands: they need only the
+# The brisk command (its run, options, top and symbolize commands: they need only the
 # installed library and python3), and the Free Pascal unit with its readme.
 set(BRISK_INSTALL_TOOLSDIR ${CMAKE_INSTALL_DATADIR}/brisk/tools)
 file(RELATIVE_PATH BRISK_BIN_TO_TOOLS /${CMAKE_INSTALL_BINDIR} /${BRISK_INSTALL_TOOLSDIR})
 file(RELATIVE_PATH BRISK_BIN_TO_LIB /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
 configure_file(cmake/brisk-command.sh.in ${PROJECT_BINARY_DIR}/install/brisk @ONLY)
 install(PROGRAMS ${PROJECT_BINARY_DIR}/install/brisk DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES tools/brisk_command.py tools/brisk_run.py tools/brisk_options.py
+install(FILES tools/brisk_command.py tools/brisk_run.py tools/brisk_options.py tools/brisk_top.py
+  tools/brisk_symbolize.py
   DESTINATION ${BRISK_INSTALL_TOOLSDIR})
 install(FILES pascal/BriskMM.pas pascal/brisk.lpk pascal/brisk.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
 install(FILES LICENSE README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -40,7 +40,8 @@ lazarus="lcl-utils lcl-units fp-units-misc"
 # libclang-rt-14-dev holds the sanitizer runtimes: clang only recommends it, so
 # an install without recommends leaves the ThreadSanitizer build unable to link.
 # git makes the source tarball (scripts/package.sh), which the package stage builds.
-test="$base $build $lazarus clang libclang-rt-14-dev clang-format sqlite3 git"
+# tmux runs `brisk top` in a terminal for its test (tests/tools/brisk_top_test.py).
+test="$base $build $lazarus clang libclang-rt-14-dev clang-format sqlite3 git tmux"
 peers="libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2"
 chart="python3-matplotlib"
 # The Win64 cross compiler, Wine to run its programs, and the Free Pascal

@@ -50,7 +50,26 @@ ARM64_EXCLUDED = {
         "its RSS bound measures qemu-user, which keeps memory for every thread that ran",
     "brisk_glibc_compat|override_glibc_compat_preload|override_glibc_compat_linked|"
     "glibc_glibc_compat": "qemu-user ignores RLIMIT_AS, whose failures these check",
+    "memory_bounds": "its bounds are the process's resident memory while threads come and go, "
+                     "and qemu-user keeps memory for every thread that ran",
 }
+ARM64_EXCLUDED.update({
+    "brisk_top_screen": "brisk top reads the watched process's memory: under qemu-user, the "
+                        "emulator's",
+    "guard_pages|symbolize_later": "they start their victim directly, not through qemu-user",
+})
+# 32-bit Linux: brisk top and brisk symbolize read 64-bit processes and files.
+LINUX32_EXCLUDED = {
+    "brisk_top_screen": "brisk top reads 64-bit processes (it says so for a 32-bit one)",
+    "symbolize_later": "brisk symbolize reads 64-bit ELF files",
+}
+# With 64 KiB pages also: qemu-user's mincore writes one byte per 4 KiB page
+# whatever page size it reports, overrunning the vector of a test that asks
+# which of its pages are resident (they run with 4 KiB pages in `arm64`).
+ARM64_DEBUG_EXCLUDED = dict(ARM64_EXCLUDED, **{
+    "brisk_cached_segments_wait_resident|brisk_cached_segments_wait_resident_then_purged|"
+    "brisk_purge_never_keeps_resident|brisk_page_for_new_class_drops_old_data":
+        "qemu-user's mincore fills one byte per 4 KiB page, not per 64 KiB page it reports"})
 ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL=OFF",
          # a quarter of the iterations: every instruction is emulated
          "-DBRISK_TEST_SCALE=25", *TESTS]
@@ -100,7 +119,7 @@ STAGES = [
     # built from fpc-source (scripts/build-fpc-i386.sh); the kernel runs it natively
     Stage("linux32", "build-linux32", "32-bit Linux (gcc -m32): every test, Free Pascal i386",
           ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/linux-i386.cmake", *TESTS],
-          (["scripts/install-deps.sh", "linux32"],)),
+          (["scripts/install-deps.sh", "linux32"],), excluded=LINUX32_EXCLUDED),
     # the Win32 build (MinGW-w64 i686, Free Pascal's i386-win32 units), its tests
     # under Wine's 32-bit side; where wine32:i386 cannot be installed every run
     # is skipped, saying why
@@ -117,7 +136,7 @@ STAGES = [
     Stage("arm64-debug", "build-arm64-debug",
           "ARM64 with BRISK_DEBUG, tests under qemu-user with 64 KiB pages",
           ["-DCMAKE_BUILD_TYPE=Debug", "-DBRISK_DEBUG=ON", "-DBRISK_QEMU_PAGE_SIZE=65536", *ARM64],
-          (["scripts/install-deps.sh", "arm64"],), excluded=ARM64_EXCLUDED),
+          (["scripts/install-deps.sh", "arm64"],), excluded=ARM64_DEBUG_EXCLUDED),
     Stage("musl", "build-musl", "built with musl-gcc: tests linked, preloaded, static with musl",
           ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_TOOLCHAIN_FILE=cmake/x86_64-linux-musl.cmake",
            *TESTS], (["scripts/install-deps.sh", "musl"],), excluded=MUSL_EXCLUDED),

@@ -10,8 +10,11 @@ several repetitions, medians of wall time:
   check    BRISK_CHECK=1
   heap     BRISK_HEAP_PROFILE at the default rate, with libbrisk-heapprof.so (what
            `brisk run --heap-profile` preloads; not in the default --modes)
-and, single-threaded, the callgrind instruction counts of nodiag and off, which
-do not drift with the machine's load. Prints a markdown table.
+  guard    BRISK_GUARD=on (sampled guard pages at the default rate); guard:N, at rate N
+and, single-threaded, the callgrind instruction counts of nodiag, off, heap and
+the guard modes, which do not drift with the machine's load; --cpu adds the
+median CPU time (user and system: a guard page's system calls are system time).
+Prints a markdown table.
 """
 import argparse
 import os
@@ -53,6 +56,7 @@ def main(argv):
     parser.add_argument("--modes", default="nodiag,off,stats,profile,check",
                         help="comma-separated configurations to run")
     parser.add_argument("--only", help="comma-separated workloads (default: all the workloads)")
+    parser.add_argument("--cpu", action="store_true", help="show median CPU time too")
     args = parser.parse_args(argv)
     workloads = args.only.split(",") if args.only else WORKLOADS
     unknown = set(workloads) - set(WORKLOADS)
@@ -78,8 +82,12 @@ def main(argv):
                                      "BRISK_PROFILE_FILE": os.path.join(scratch, "profile")}),
         "check": (libs["normal"], {"BRISK_CHECK": "1"}),
         "heap": (libs["heapprof"], {"BRISK_HEAP_PROFILE": os.path.join(scratch, "heap.pb.gz")}),
+        "guard": (libs["normal"], {"BRISK_GUARD": "on"}),
     }
     modes = args.modes.split(",")
+    for mode in modes:
+        if re.fullmatch(r"guard:\d+", mode):
+            configs[mode] = (libs["normal"], {"BRISK_GUARD": mode.split(":")[1]})
     if "off" not in modes or set(modes) - set(configs):
         parser.error(f"--modes takes a list of {', '.join(configs)}, including off")
     configs = {name: configs[name] for name in modes}
@@ -93,6 +101,7 @@ def main(argv):
         return command
 
     times = {(w, c): [] for w in workloads for c in configs}
+    cpu = {(w, c): [] for w in workloads for c in configs}
     for rep in range(args.reps):
         for w in workloads:
             order = list(configs)
@@ -105,10 +114,12 @@ def main(argv):
                 print(f"rep {rep + 1}/{args.reps} {w:9} {c:8} {status}", file=sys.stderr)
                 if result.status == OK:
                     times[(w, c)].append(result.wall_s)
+                    cpu[(w, c)].append(result.user_s + result.sys_s)
                 else:
                     times[(w, c)].append(float("nan"))
+                    cpu[(w, c)].append(float("nan"))
     counts = {}
-    counted = [c for c in ("nodiag", "off", "heap") if c in configs]
+    counted = [c for c in configs if c in ("nodiag", "off", "heap") or c.startswith("guard")]
     if not args.no_callgrind:
         for w in workloads:
             for c in counted:
@@ -123,14 +134,17 @@ def main(argv):
     columns = [f"callgrind {c}" for c in counted] if counts else []
     if columns:
         print("callgrind: instructions of a 1-thread run at the quick sizes, ratio to off.\n")
-    print("| workload | " + " | ".join(list(configs) + columns) + " |")
-    print("|---|" + "---|" * (len(configs) + len(columns)))
+    shown = [(c, "") for c in configs] + ([(c, " CPU") for c in configs] if args.cpu else [])
+    print("| workload | " + " | ".join([c + kind for c, kind in shown] + columns) + " |")
+    print("|---|" + "---|" * (len(shown) + len(columns)))
     for w in workloads:
-        base = statistics.median(times[(w, "off")])
         cells = []
-        for c in configs:
-            m = statistics.median(times[(w, c)])
-            cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({m / base:.3f}x)"))
+        for c, kind in shown:
+            figures = cpu if kind else times
+            base = statistics.median(figures[(w, "off")])
+            m = statistics.median(figures[(w, c)])
+            ratio = m / base if base > 0 else float("nan")
+            cells.append(f"{m:.3f} s" + ("" if c == "off" else f" ({ratio:.3f}x)"))
         off = counts.get((w, "off"))
         for c in (counted if counts else []):
             n = counts.get((w, c))

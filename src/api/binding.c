@@ -112,28 +112,45 @@ size_t brisk_binding_free(void *p) {
  * least half is still used, as brisk_realloc would keep them too. */
 #define BINDING_SHRINK_IN_PLACE_MAX 512
 
-/* brisk_binding_realloc of a block brisk owns, or of NULL. */
-static void *binding_resize(void *p, size_t size, size_t *usable) {
-  size_t before = p == NULL ? 0 : brisk_usable_size(p);
+static NOINLINE size_t binding_size_slow(const void *p) {
+  return brisk_owns(p) ? brisk_usable_size(p) : 0;
+}
+
+/* The usable size of p, 0 when brisk did not allocate it (or p is NULL).
+ * The RTL asks for it before it grows a string in place (MemSize) and on
+ * every ReAllocMem; for a block of the calling thread's own plain page it
+ * is the page's block size, found the way the free path finds the page. */
+static inline size_t binding_size_of(const void *p) {
+  segment_t *segment = segment_of(p);
+  if (unlikely(p == NULL || !segment_map_contains(segment))) return 0;
+  page_t *page = page_of(segment, p);
+  if (likely(page_is_plain(page, heap_current()))) return page->block_size;
+  return binding_size_slow(p);
+}
+
+/* brisk_binding_realloc of a block brisk owns, of usable size before, or of
+ * NULL (before 0). */
+static void *binding_resize(void *p, size_t before, size_t size, size_t *usable) {
   if (p != NULL && size != 0 && size <= before &&
       (before <= BINDING_SHRINK_IN_PLACE_MAX || size >= before / 2)) {
     *usable = before;
     return p;
   }
   void *q = brisk_realloc(p, size);
-  size_t after = q == NULL ? (size == 0 ? 0 : before) : brisk_usable_size(q);
+  size_t after = q == NULL ? (size == 0 ? 0 : before) : binding_size_of(q);
   count_slow((ptrdiff_t)after - (ptrdiff_t)before);
   *usable = after;
   return q;
 }
 
 void *brisk_binding_realloc(void *p, size_t size, size_t *usable) {
-  if (p != NULL && !brisk_owns(p)) {
+  size_t before = binding_size_of(p);
+  if (p != NULL && before == 0) {
     *usable = 0;
     errno = EINVAL;
     return NULL; /* not brisk's: nothing freed, nothing allocated */
   }
-  return binding_resize(p, size, usable);
+  return binding_resize(p, before, size, usable);
 }
 
 static void add_binding_bytes(heap_t *heap, void *arg) {
@@ -197,15 +214,17 @@ void *BRISK_BINDING_CALL brisk_binding_reallocmem(void **block, size_t size) {
     return NULL;
   }
   if (p == NULL) return *block = brisk_binding_getmem(size);
-  if (!brisk_owns(p)) return binding_error(BRISK_BINDING_FOREIGN_REALLOCMEM, p, size);
+  size_t before = binding_size_of(p);
+  if (before == 0) return binding_error(BRISK_BINDING_FOREIGN_REALLOCMEM, p, size);
   size_t usable;
-  void *q = binding_resize(p, size, &usable);
+  void *q = binding_resize(p, before, size, &usable);
   if (q == NULL) return binding_error(BRISK_BINDING_OUT_OF_MEMORY, p, size);
   return *block = q;
 }
 
 size_t BRISK_BINDING_CALL brisk_binding_memsize(void *block) {
-  if (block == NULL) return 0;
-  if (!brisk_owns(block)) return binding_foreign(BRISK_BINDING_FOREIGN_MEMSIZE, block, 0);
-  return brisk_usable_size(block);
+  size_t size = binding_size_of(block);
+  if (unlikely(size == 0) && block != NULL)
+    return binding_foreign(BRISK_BINDING_FOREIGN_MEMSIZE, block, 0);
+  return size;
 }

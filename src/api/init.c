@@ -24,6 +24,7 @@ static void fork_child(void) {
   segment_cache_after_fork();
   huge_cache_after_fork();
   heap_profile_after_fork();
+  guard_after_fork();
 }
 
 static bool init_done; /* process_init_once ran to its end */
@@ -39,8 +40,10 @@ static void process_init_once(void) {
   options_init();
   report_init();
   diag_init();
+  guard_init(); /* after diag_init: not with a mode that counts every call */
   platform_thread_exit_init(collect_thread_exit);
   fence_init(); /* while the process most often has one thread */
+  introspection_publish();
   init_done = true;
 }
 
@@ -75,7 +78,7 @@ heap_t *heap_first_use(void) {
  * use loads libgcc_s, which allocates, which must find brisk initialised. */
 bool process_start(void) {
   if (!process_init()) return false;
-  if (diag_counting || profile_on || heap_sampling) sites_warm_up();
+  if (diag_counting || profile_on || heap_sampling || guard_on) sites_warm_up();
   fork_handler_register();
   return true;
 }

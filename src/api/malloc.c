@@ -13,6 +13,11 @@ NOINLINE void *malloc_slow(size_t size, bool zero) {
   }
   if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
+  if (guard_due(heap) && size <= GUARD_MAX) { /* sampled with the size asked for */
+    void *guarded = guard_alloc(heap, size);
+    if (guarded != NULL && zero) memset(guarded, 0, size);
+    if (guarded != NULL) return guarded;
+  }
   if (unlikely(heap_sampling) && !SAMPLING_ON_FAST_PATH)
     return heap_profile_malloc(heap, size, zero);
   return alloc_sized(heap, size, zero);
@@ -102,6 +107,7 @@ READS_POINTER_HEADER size_t brisk_usable_size(const void *p) {
   if (unlikely(diag_counting)) return diag_usable_size(p);
   if (segment->kind == SEGMENT_HUGE) return huge_usable_size(segment, p);
   if (segment->kind == SEGMENT_ARENA) return arena_usable_size(segment, p);
+  if (segment->kind == SEGMENT_GUARD) return guard_usable_size(p);
   page_t *page = page_of(segment, p);
   const uint8_t *block = p;
   if (atomic_load_relaxed(&page->xflags) & PAGE_HAS_ALIGNED) block = page_block_start(page, p);

@@ -49,11 +49,18 @@ __attribute__((flatten)) void *alloc_sized(heap_t *heap, size_t size, bool zero)
  * have purged. It goes first, as in small_refill_slow: it may retire pages,
  * this one included. */
 void *small_refill(heap_t *heap, unsigned size_class) {
+  if (guard_due(heap) && class_size[size_class] <= GUARD_MAX) {
+    void *guarded = guard_alloc(heap, class_size[size_class]);
+    if (guarded != NULL) return guarded;
+  }
   page_t *first = heap->queues[size_class].first;
   if (first != NULL && first->local_free != NULL) {
     maybe_housekeeping(heap);
     first = heap->queues[size_class].first;
-    if (first != NULL && page_collect(first)) return page_pop(first);
+    if (first != NULL && page_collect(first)) {
+      if (unlikely(guard_on)) guard_count(heap, first);
+      return page_pop(first);
+    }
   }
   return small_refill_slow(heap, size_class);
 }
@@ -67,6 +74,7 @@ static void *small_refill_slow(heap_t *heap, unsigned size_class) {
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(guard_on)) guard_count(heap, page);
   void *block = page_pop(page);
   start_purger_after_refill(heap); /* only now, with the block taken */
   return block;
@@ -134,6 +142,7 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
 static inline __attribute__((always_inline)) page_t *refill_locked(heap_t *heap,
                                                                    unsigned size_class) {
   heap->counters.page_refills++;
+  heap->activity.class_refills[size_class]++;
   event_note(EVENT_REFILL);
   bool carve_first = class_size[size_class] <= SMALL_MAX;
   page_t *page = page_queue_find_free(heap, size_class, carve_first);
@@ -194,6 +203,10 @@ void *alloc_aligned(heap_t *heap, size_t size, size_t alignment) {
     break;
   }
   uint8_t *block = alloc_sized(heap, padded, false);
+  if (unlikely(guard_on) && block != NULL && segment_of(block)->kind == SEGMENT_GUARD) {
+    guard_unsample(block); /* an aligned block marks its page: not a guarded one */
+    block = alloc_sized(heap, padded, false);
+  }
   if (block == NULL) return NULL;
   uint8_t *aligned = (uint8_t *)align_up((uintptr_t)block, alignment);
   if (aligned != block) {

@@ -20,6 +20,9 @@
 
 enum { IDLE, RUNNING, OFF };
 static _Atomic(int) xstate;
+/* Rounds run, and the bytes purged or released while one ran (by the round,
+ * or by a thread at the same moment: brisk top shows the rate). */
+static _Atomic(uint64_t) xrounds, xround_returned;
 
 static void purge_idle_heap(heap_t *heap, void *pending) {
   uint64_t now = platform_clock_ms();
@@ -36,6 +39,7 @@ static bool background_round(void) {
   if (!collect_round_try_begin()) return true; /* brisk_collect() is at it */
   uint64_t maps_before, unmaps_before, purges_before, remaps;
   memory_os_calls(&maps_before, &unmaps_before, &purges_before, &remaps);
+  uint64_t returned_before = memory_returned_bytes();
   bool pending = false;
   collect_abandoned(false);
   /* Not under the heaps' lock: a round's purges (system calls) held up
@@ -46,6 +50,8 @@ static bool background_round(void) {
   huge_cache_collect(now, false);
   uint64_t maps, unmaps, purges;
   memory_os_calls(&maps, &unmaps, &purges, &remaps);
+  atomic_add_relaxed(&xround_returned, memory_returned_bytes() - returned_before);
+  atomic_add_relaxed(&xrounds, 1);
   collect_round_end();
   return pending || purges != purges_before || unmaps != unmaps_before;
 }
@@ -96,4 +102,8 @@ void background_after_fork(void) {
   /* No batches of remote frees: nothing would send an idle thread's on. */
   atomic_store_relaxed(&xremote_batching, REMOTE_FREES_SEEN);
   atomic_store_relaxed(&xmemory_purge_eagerly, true);
+}
+
+const void *background_figure_address(bool returned) {
+  return returned ? (const void *)&xround_returned : (const void *)&xrounds;
 }

@@ -307,6 +307,8 @@ typedef enum option_id {
   OPTION_BACKGROUND,
   OPTION_HUGE_PAGES,
   OPTION_VERBOSE,
+  OPTION_GUARD,         /* one block in this many behind a guard page; 0: off */
+  OPTION_SYMBOLS_LATER, /* reports name frames by module, offset and build id */
   OPTION_COUNT
 } option_id;
 enum { STATS_OFF = 0, STATS_TEXT = 1, STATS_JSON = 2 };
@@ -414,6 +416,25 @@ static inline bool memory_purge_never(void) {
   return option_get(OPTION_PURGE_DELAY) < 0;
 }
 INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_t *remaps);
+/* Bytes purged and released so far, together. */
+INTERNAL uint64_t memory_returned_bytes(void);
+/* The process-wide figures a reader outside the process finds through the
+ * introspection descriptor (introspection.c), in its order: each a 64-bit
+ * word read with relaxed loads. */
+typedef enum memory_figure {
+  FIGURE_MAPPED,
+  FIGURE_COMMITTED,
+  FIGURE_COMMITTED_PEAK,
+  FIGURE_HUGE_BYTES,
+  FIGURE_OS_MAPS,
+  FIGURE_OS_UNMAPS,
+  FIGURE_OS_PURGES,
+  FIGURE_OS_REMAPS,
+  FIGURE_PURGED_BYTES,
+  FIGURE_RELEASED_BYTES,
+  MEMORY_FIGURE_COUNT
+} memory_figure;
+INTERNAL const void *memory_figure_address(memory_figure id);
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
@@ -653,6 +674,9 @@ INTERNAL void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg);
  * need the lock. A heap created meanwhile may be missed. */
 INTERNAL void heaps_visit_unlocked(void (*visit)(heap_t *heap, void *arg), void *arg);
 INTERNAL void heaps_count(uint64_t *created, uint64_t *abandoned);
+/* Where the list of every heap starts (linked by next_created), for a
+ * reader outside the process (introspection.c). */
+INTERNAL heap_t *const *heaps_list_address(void);
 
 /* ---- fence.c: the fence between a heap's owner and the background purger ---------- */
 /* Whether the purger keeps owners out with the fence (set by fence_start). */
@@ -727,6 +751,9 @@ INTERNAL void fence_purger_leave(heap_t *heap);
 #define SITE_FRAMES 16
 /* Finds brisk's own code, so stack traces start at the caller. */
 INTERNAL void report_init(void);
+/* watcher sees every fault first (and reports and aborts, or returns);
+ * installs the fault hook if report_init did not. */
+INTERNAL void report_fault_watch(void (*watcher)(const platform_fault *fault));
 /* Whether a fault at pc is one of those functions reading a pointer's
  * bookkeeping. */
 INTERNAL bool report_code_is_brisk(uintptr_t pc);
@@ -783,6 +810,36 @@ INTERNAL bool arena_purge_expired(heap_t *heap, bool force);
  * caught the background purger (or a signal handler's fork caught the
  * thread itself) inside it. */
 INTERNAL void arena_after_fork(void);
+
+/* ---- guard.c: sampled guard pages (BRISK_GUARD) --------------------------------------- */
+#define GUARD_MAX 4096 /* the largest block guarded */
+/* The rate `BRISK_GUARD=on` means: chosen by measurement (BENCHMARKS.md). */
+#define GUARD_DEFAULT_RATE 1000000
+#define GUARD_DEFAULT_RATE_TEXT "1000000"
+/* Set once at start-up: blocks are sampled (the slow paths test it). */
+INTERNAL extern bool guard_on;
+/* Maps the region and watches faults, when BRISK_GUARD asks (once, at
+ * process set-up, after the diagnostic modes are known). */
+INTERNAL void guard_init(void);
+INTERNAL void guard_after_fork(void);
+/* Whether the heap's next allocation is to be guarded. */
+static inline bool guard_due(const heap_t *heap) {
+  return unlikely(guard_on) && heap->guard_countdown < 0;
+}
+/* A refill handed page to the fast path: its free blocks count down. */
+INTERNAL void guard_count(heap_t *heap, const page_t *page);
+/* A guarded block of size bytes; NULL when none can be had (too large,
+ * every slot in use): the caller allocates as usual. */
+INTERNAL void *guard_alloc(heap_t *heap, size_t size);
+/* A free of a pointer in the guard region (free_unusual): checked, then its
+ * page made inaccessible; misuse is reported and aborts. */
+INTERNAL void guard_free(const void *p);
+/* A block guard_alloc just returned, given back unused. */
+INTERNAL void guard_unsample(void *p);
+INTERNAL size_t guard_usable_size(const void *p);
+/* The fault watcher (report_fault_watch): a fault in the region is reported
+ * with the block's stacks, and the program aborts. */
+INTERNAL void guard_fault(const platform_fault *fault);
 
 /* ---- huge.c: blocks above ARENA_MAX, straight from the OS -------------------------- */
 /* The huge range's entry: a mapping of its own, or a cached one (zero: the
@@ -926,6 +983,9 @@ INTERNAL void collect_after_fork(void);
 INTERNAL void background_wanted(void);
 /* In a forked child: the purger did not come along; start it again when wanted. */
 INTERNAL void background_after_fork(void);
+/* Where its count of rounds (returned false) or of the bytes given back
+ * during them (true) lies: 64-bit words, for introspection.c. */
+INTERNAL const void *background_figure_address(bool returned);
 
 /* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
 /* A block of size bytes from its range's entry (zero: it reads zero); NULL
@@ -948,5 +1008,10 @@ INTERNAL void *medium_alloc(heap_t *heap, unsigned size_class);
 /* A block of size bytes at a multiple of alignment (> ALIGNMENT_MIN),
  * routed by its size with room for the alignment. */
 INTERNAL void *alloc_aligned(heap_t *heap, size_t size, size_t alignment);
+
+/* ---- introspection.c: the descriptor `brisk top` reads from outside ------------------------ */
+/* Fills in the addresses the descriptor names and marks it ready; once, at
+ * process set-up. */
+INTERNAL void introspection_publish(void);
 
 #endif /* BRISK_CORE_H */

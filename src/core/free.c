@@ -67,6 +67,10 @@ static NOINLINE void free_unusual(heap_t *heap, segment_t *segment, page_t *page
     arena_free(segment, p);
     return;
   }
+  if (segment->kind == SEGMENT_GUARD) {
+    guard_free(p);
+    return;
+  }
   uint8_t flags = atomic_load_relaxed(&page->xflags);
   block_t *block = (flags & PAGE_IN_USE) ? block_handed_out_as(page, p, flags) : NULL;
   if (unlikely(block == NULL)) free_invalid(page, p);

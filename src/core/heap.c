@@ -106,6 +106,7 @@ static heap_t *adopt_locked(heap_t *wanted) {
 static heap_t *take_up(heap_t *heap) {
   heap->next_abandoned = NULL;
   atomic_store_relaxed(&heap->xstate, HEAP_IN_USE);
+  heap->os_thread = platform_thread_id();
   atomic_add_relaxed(&xthreads_seen, 1);
   atomic_store_relaxed(&xlast_acquire_ms, platform_clock_ms());
   /* The heap first: arming the thread-exit callback may itself allocate. */
@@ -175,6 +176,10 @@ void heaps_visit(void (*visit)(heap_t *heap, void *arg), void *arg) {
   heaps_lock();
   heaps_visit_unlocked(visit, arg);
   heaps_unlock();
+}
+
+heap_t *const *heaps_list_address(void) {
+  return &created_first;
 }
 
 void heaps_count(uint64_t *created, uint64_t *abandoned) {

@@ -7,6 +7,8 @@
 
 static _Atomic(size_t) xmapped, xmapped_peak, xcommitted, xcommitted_peak, xlarge_in_use;
 static _Atomic(uint64_t) xmaps, xunmaps, xpurges, xremaps;
+/* Bytes handed back: purged, and released (unmapped). */
+static _Atomic(uint64_t) xpurged_bytes, xreleased_bytes;
 /* Live huge blocks and the bytes of their mappings, with their peaks. */
 static _Atomic(size_t) xhuge_blocks, xhuge_blocks_peak, xhuge_bytes, xhuge_bytes_peak;
 _Atomic(bool) xmemory_purge_eagerly = true;
@@ -86,6 +88,7 @@ bool memory_commit(void *p, size_t size) {
 
 void memory_purge(void *p, size_t size) {
   note_call(&xpurges);
+  atomic_add_relaxed(&xpurged_bytes, size);
   platform_purge(p, size);
 }
 
@@ -99,6 +102,7 @@ void memory_populate(void *p, size_t size) {
  * mapped (the whole reservation's release counts only what is left). */
 void memory_release(void *p, size_t size) {
   note_call(&xunmaps);
+  atomic_add_relaxed(&xreleased_bytes, size);
   if (!platform_release(p, size)) platform_purge(p, size);
   note_mapped(-(ptrdiff_t)size);
 }
@@ -140,4 +144,37 @@ void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges, uint64_
   *unmaps = atomic_load_relaxed(&xunmaps);
   *purges = atomic_load_relaxed(&xpurges);
   *remaps = atomic_load_relaxed(&xremaps);
+}
+
+uint64_t memory_returned_bytes(void) {
+  return atomic_load_relaxed(&xpurged_bytes) + atomic_load_relaxed(&xreleased_bytes);
+}
+
+/* Words of the process's own width (size_t): 64-bit ones are what brisk
+ * top reads (introspection.c marks a 32-bit build's layout apart). */
+const void *memory_figure_address(memory_figure id) {
+  switch (id) {
+  case FIGURE_MAPPED:
+    return &xmapped;
+  case FIGURE_COMMITTED:
+    return &xcommitted;
+  case FIGURE_COMMITTED_PEAK:
+    return &xcommitted_peak;
+  case FIGURE_HUGE_BYTES:
+    return &xhuge_bytes;
+  case FIGURE_OS_MAPS:
+    return &xmaps;
+  case FIGURE_OS_UNMAPS:
+    return &xunmaps;
+  case FIGURE_OS_PURGES:
+    return &xpurges;
+  case FIGURE_OS_REMAPS:
+    return &xremaps;
+  case FIGURE_PURGED_BYTES:
+    return &xpurged_bytes;
+  case FIGURE_RELEASED_BYTES:
+    return &xreleased_bytes;
+  default:
+    return NULL;
+  }
 }

@@ -16,6 +16,7 @@ typedef enum option_kind {
   KIND_COUNT,    /* a whole number >= 1 */
   KIND_STATS,    /* a switch, or text / json */
   KIND_PATH,     /* a file name */
+  KIND_RATE,     /* a whole number >= 0 (0: off), or a switch (on: the default rate) */
 } option_kind;
 
 typedef struct option_desc {
@@ -69,6 +70,13 @@ static const option_desc option_table[OPTION_COUNT] = {
                            "ask the OS for huge pages (2 MiB) for brisk's memory: fewer page "
                            "faults in large heaps, more resident memory in small ones"},
     [OPTION_VERBOSE] = {"VERBOSE", KIND_SWITCH, 0, "print every setting at start-up"},
+    [OPTION_SYMBOLS_LATER] = {"SYMBOLS_LATER", KIND_SWITCH, 0,
+                              "reports name each frame by module, offset and build id, for "
+                              "`brisk symbolize REPORT` to name later (no addr2line run)"},
+    [OPTION_GUARD] = {"GUARD", KIND_RATE, 0,
+                      "sampled guard pages: about one block (up to 4 KiB) in this many "
+                      "(on: " GUARD_DEFAULT_RATE_TEXT
+                      ") faults when overrun or used after its free, with a report"},
 };
 
 static const char *const accepted[] = {
@@ -77,6 +85,7 @@ static const char *const accepted[] = {
     [KIND_COUNT] = "a whole number of at least 1",
     [KIND_STATS] = "1, 0, on, off, true, false, yes, no, text or json",
     [KIND_PATH] = "a file name",
+    [KIND_RATE] = "a whole number (0: off), on or off",
 };
 
 static long option_value[OPTION_COUNT];
@@ -146,6 +155,11 @@ static bool parse(option_kind kind, const char *text, long *value) {
     return true;
   case KIND_PATH:
     return text[0] != 0;
+  case KIND_RATE: /* a number first: "1" is a rate here, not a switch */
+    if (parse_number(text, value, &rest)) return *rest == 0 && *value >= 0;
+    if (!parse_switch(text, value)) return false;
+    *value = *value ? GUARD_DEFAULT_RATE : 0;
+    return true;
   }
   return false;
 }
@@ -165,6 +179,12 @@ static void describe(option_id id, char *out, size_t size) {
     break;
   case KIND_COUNT:
     msg_format(out, size, "%ld", value);
+    break;
+  case KIND_RATE:
+    if (value == 0)
+      msg_format(out, size, "off");
+    else
+      msg_format(out, size, "%ld", value);
     break;
   case KIND_STATS:
     msg_format(out, size, "%s",

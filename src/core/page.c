@@ -158,6 +158,10 @@ static inline size_t collect_thread_free(page_t *page) {
   }
   brisk_assert(page->used >= count);
   page->used -= count;
+  /* Counted here, by whoever takes the list in, so that a remote free costs
+   * the freeing thread nothing more (brisk top's rate). */
+  heap_t *owner = segment_of(page)->owner;
+  counter_add(owner->activity.remote_frees_in, count);
   return count;
 }
 
@@ -206,7 +210,9 @@ static void populate_block(uint8_t *block, size_t size) {
  * enough for the relaxed loads of the threads that sum them
  * (stats_usage_get). */
 static void carved_note(heap_t *heap, const page_t *page, int64_t blocks) {
-  counter_add(heap->carved_bytes, (size_t)(blocks * (int64_t)page->block_size));
+  int64_t bytes = blocks * (int64_t)page->block_size;
+  counter_add(heap->carved_bytes, (size_t)bytes);
+  counter_add(heap->activity.class_carved[page->size_class], (uint64_t)bytes);
 }
 
 static void page_extend(heap_t *heap, page_t *page) {

@@ -118,11 +118,14 @@ bool remote_collect(heap_t *heap) {
   if (atomic_load_relaxed(&heap->xdelayed) == NULL) return false;
   block_t *block = atomic_exchange_acquire(&heap->xdelayed, NULL);
   bool drained = block != NULL;
+  uint64_t count = 0;
   while (block != NULL) {
     block_t *next = block->next;
     page_free_locked(heap, page_of(segment_of(block), block), block);
     block = next;
+    count++;
   }
+  counter_add(heap->activity.remote_frees_in, count);
   return drained;
 }
 

@@ -40,10 +40,15 @@ const void *report_faulting_pointer(const platform_fault *fault) {
   return NULL;
 }
 
+/* A watcher of faults besides this file's own (guard.c's, set through
+ * report_fault_watch), asked first. */
+static void (*fault_watcher)(const platform_fault *fault);
+
 /* Default mode: a fault in brisk's code while it reads the bookkeeping for a
  * pointer is that pointer's fault, reported as such; any other fault is
  * left to whatever handled faults before. */
 static void report_fault(const platform_fault *fault) {
+  if (fault_watcher != NULL) fault_watcher(fault);
   if (!report_code_is_brisk(fault->pc)) return;
   const void *p = report_faulting_pointer(fault);
   if (p == NULL) return;
@@ -60,6 +65,11 @@ void report_init(void) {
     own_start = own_end = 0;
   if (POINTER_READERS_START != POINTER_READERS_STOP || own_end != 0)
     platform_on_fault(report_fault);
+}
+
+void report_fault_watch(void (*watcher)(const platform_fault *fault)) {
+  fault_watcher = watcher;
+  platform_on_fault(report_fault);
 }
 
 bool report_code_is_brisk(uintptr_t pc) {
@@ -84,7 +94,27 @@ int stack_capture(void **out, unsigned skip) {
   return count;
 }
 
+/* BRISK_SYMBOLS_LATER: each frame as its module, offset and build id, for
+ * `brisk symbolize` to name where the program's debug information (or a
+ * .map file) is; the report itself runs no addr2line. */
+static void stack_print_located(int fd, void *const *frames, int count, const char *indent) {
+  for (int i = 0; i < count; i++) {
+    char module[300], build[80];
+    uintptr_t offset;
+    if (platform_code_location(frames[i], module, sizeof module, &offset, build, sizeof build))
+      msg_printf(fd, "%s#%d %p %s+0x%zx (%s)\n", indent, i, frames[i], module, (size_t)offset,
+                 build[0] ? build : "no build id");
+    else
+      msg_printf(fd, "%s#%d %p ??\n", indent, i, frames[i]);
+  }
+  if (count == 0) msg_printf(fd, "%s(no stack trace)\n", indent);
+}
+
 void stack_print(int fd, void *const *frames, int count, const char *indent) {
+  if (option_get(OPTION_SYMBOLS_LATER)) {
+    stack_print_located(fd, frames, count, indent);
+    return;
+  }
   char line[400];
   platform_symbols_prepare(frames, (size_t)count);
   for (int i = 0; i < count; i++) {

@@ -152,7 +152,10 @@ typedef enum segment_kind {
   SEGMENT_HUGE,
   SEGMENT_REPORT, /* memory for a thread writing a fatal report (core/report.c) */
   SEGMENT_ARENA,  /* a heap's arena: chunks of blocks above MEDIUM_MAX (arena.c) */
-  SEGMENT_KIND_COUNT
+  SEGMENT_KIND_COUNT,
+  /* Past the count: no heap lists segments of this kind (nor sizes arrays
+   * by it). The region of sampled guard pages (guard.c). */
+  SEGMENT_GUARD = SEGMENT_KIND_COUNT
 } segment_kind;
 
 /* A free block: the free-list link, then a cookie (a per-process secret)
@@ -330,6 +333,18 @@ typedef struct heap_counters_s {
   int64_t binding_bytes; /* brisk_binding_*: allocated minus freed through this heap */
 } heap_counters_t;
 
+/* What `brisk top` shows of a heap (introspection.c), kept in every mode on
+ * slow paths only, written like carved_bytes: other threads' frees the heap
+ * took in (page_collect, remote_collect), and per class the refills and the
+ * bytes carved on pages in use (the classes' share of carved_bytes). At the
+ * heap's end, so that the fields the fast paths and remote frees use keep
+ * their offsets (and their instructions). */
+typedef struct heap_activity_s {
+  uint64_t remote_frees_in;
+  uint64_t class_refills[CLASS_COUNT];
+  uint64_t class_carved[CLASS_COUNT];
+} heap_activity_t;
+
 /* A heap's arena for blocks above MEDIUM_MAX (arena.c): free chunks in
  * bins, sixteen per doubling, with a bit per non-empty bin. The owner and
  * the background purger change it under the lock; other threads only push
@@ -413,12 +428,18 @@ typedef struct heap_s {
   uint64_t abandoned_ms;       /* when its thread exited: sweeps leave it alone a while */
   struct heap_s *next_created; /* every heap, for statistics and leak reports */
   _Atomic(uint8_t) xstate;     /* heap_state: who may touch the heap's own data */
+  uint32_t os_thread;          /* the OS's id of the thread that took it last */
   heap_counters_t counters;
   arena_t arena;
   /* This heap's thread's frees into other heaps' pages, batched (remote.c). */
   bool remote_batched;             /* a batch was ever opened: flushes walk the slots */
   uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
+  heap_activity_t activity;
+  /* BRISK_GUARD: blocks refills may hand out before the next sampled one
+   * (guard.c); 0 until the first refill sets it, below 0 when one is due. */
+  int64_t guard_countdown;
+  uint64_t guard_random;
 } heap_t;
 
 #endif /* BRISK_CORE_TYPES_H */

@@ -96,7 +96,7 @@ int brisk_heap_check(void) {
     check_queue(&c, heap, &heap->queues[size_class], false);
     unsigned first, last;
     size_class_direct_slots(size_class, &first, &last);
-    page_t *expected = diag_counting || heap->queues[size_class].first == NULL
+    page_t *expected = allocs_take_long_way || heap->queues[size_class].first == NULL
                            ? &page_empty
                            : heap->queues[size_class].first;
     for (unsigned slot = first; slot <= last; slot++)

@@ -120,6 +120,10 @@ void platform_purge(void *p, size_t size) {
 #endif
 }
 
+bool platform_protect(void *p, size_t size, bool accessible) {
+  return mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+}
+
 /* Asked once more after a refusal would cost a system call per block. */
 static _Atomic(bool) xpopulate_refused;
 
@@ -354,6 +358,10 @@ void platform_resident(uint64_t *current, uint64_t *peak) {
 
 int platform_pid(void) {
   return (int)getpid();
+}
+
+uint32_t platform_thread_id(void) {
+  return (uint32_t)syscall(SYS_gettid);
 }
 
 const char *platform_program_name(void) {

@@ -12,6 +12,7 @@
 #include "platform.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -527,4 +528,49 @@ void platform_symbol_describe(void *address, char *out, size_t size) {
   name_t *slot = name_slot((uintptr_t)address);
   if (slot != NULL && slot->pc == 0) name_from_symbol_table(slot, (uintptr_t)address);
   copy_text(out, size, slot != NULL ? slot->text : "??");
+}
+
+/* ---- locations to name later ------------------------------------------------------ */
+/* The build id note of the ELF module loaded at base, read from memory: its
+ * program headers lie in the first page, which the loader maps. */
+static void build_id_of(const ElfW(Ehdr) * elf, char *out, size_t size) {
+  out[0] = 0;
+  uintptr_t bias = elf->e_type == ET_DYN ? (uintptr_t)elf : 0;
+  const ElfW(Phdr) *headers = (const ElfW(Phdr) *)((uintptr_t)elf + elf->e_phoff);
+  for (int h = 0; h < elf->e_phnum; h++) {
+    if (headers[h].p_type != PT_NOTE) continue;
+    const uint8_t *note = (const uint8_t *)(bias + headers[h].p_vaddr);
+    const uint8_t *end = note + headers[h].p_memsz;
+    while (note + 12 <= end) {
+      uint32_t name_size, desc_size, type;
+      memcpy(&name_size, note, 4);
+      memcpy(&desc_size, note + 4, 4);
+      memcpy(&type, note + 8, 4);
+      const uint8_t *name = note + 12;
+      const uint8_t *desc = name + ((name_size + 3) & ~3u);
+      if (type == NT_GNU_BUILD_ID && name_size == 4 && memcmp(name, "GNU", 4) == 0) {
+        size_t at = (size_t)snprintf(out, size, "build id ");
+        for (uint32_t i = 0; i < desc_size && at + 3 <= size; i++, at += 2)
+          snprintf(out + at, size - at, "%02x", desc[i]);
+        return;
+      }
+      note = desc + ((desc_size + 3) & ~3u);
+    }
+  }
+}
+
+bool platform_code_location(const void *return_address, char *module, size_t module_size,
+                            uintptr_t *offset, char *build, size_t build_size) {
+  Dl_info info;
+  const char *file;
+  if (!locate((uintptr_t)return_address, &info, offset, &file)) return false;
+  if (strcmp(file, "/proc/self/exe") == 0) { /* the program: its real path, for later */
+    ssize_t n = readlink(file, module, module_size - 1);
+    module[n > 0 ? n : 0] = 0;
+    if (n <= 0) snprintf(module, module_size, "%s", program_invocation_name);
+  } else {
+    snprintf(module, module_size, "%s", file);
+  }
+  build_id_of(info.dli_fbase, build, build_size);
+  return true;
 }

@@ -121,6 +121,11 @@ void *platform_move_grow(void *p, size_t size, size_t new_size, size_t alignment
  * at `to` are released, and so is the range the pages left. false when it
  * cannot (always on Windows), with nothing changed. */
 bool platform_move_pages(void *from, size_t size, void *to);
+/* Makes [p, p + size) of a reservation (OS pages) committed and accessible
+ * (contents as they were, or zero where never committed), or inaccessible:
+ * any touch faults until it is made accessible again, and it stays
+ * resident (sampled guard pages, core/guard.c). false when the OS refuses. */
+bool platform_protect(void *p, size_t size, bool accessible);
 /* Zeroed, committed memory for brisk's own tables, never returned. */
 void *platform_table_alloc(size_t size);
 void platform_table_free(void *p, size_t size);
@@ -301,6 +306,9 @@ long platform_read_file(const char *path, char *text, size_t size);
 /* Resident set size now and at its peak, in bytes (0 when unknown). */
 void platform_resident(uint64_t *current, uint64_t *peak);
 int platform_pid(void);
+/* The calling thread's id as the OS names it (Linux: its TID, as in
+ * /proc/PID/task/TID), for `brisk top`; set once per heap taken. */
+uint32_t platform_thread_id(void);
 /* The program's name as invoked, and without its directory. */
 const char *platform_program_name(void);
 const char *platform_program_short_name(void);
@@ -331,6 +339,13 @@ void platform_symbols_prepare(void *const *frames, size_t count);
 /* "function (file:line)" for a return address, as well as it can be named
  * (Windows: "?? (module+offset)"). */
 void platform_symbol_describe(void *address, char *out, size_t size);
+/* Where a return address lies, for naming it later (`brisk symbolize`):
+ * the file of its module, the offset in it that addr2line takes, and what
+ * tells that build apart: "build id HEX" (Linux: NT_GNU_BUILD_ID; empty
+ * when the module has none) or "timestamp HEX" (Windows: the PE header's).
+ * false when no module holds it. Never spawns. */
+bool platform_code_location(const void *return_address, char *module, size_t module_size,
+                            uintptr_t *offset, char *build, size_t build_size);
 /* The file of the module holding a code address, and the exported function
  * containing it (empty strings when unknown). Never cached, never spawns. */
 void platform_code_names(const void *address, char *module, char *function, size_t size);

@@ -94,6 +94,16 @@ void platform_purge(void *p, size_t size) {
   VirtualFree(p, size, MEM_DECOMMIT);
 }
 
+/* Committing pages already committed sets their protection. */
+bool platform_protect(void *p, size_t size, bool accessible) {
+  if (accessible) return platform_commit(p, size);
+  DWORD old;
+  if (VirtualProtect(p, size, PAGE_NOACCESS, &old)) return true;
+  MEMORY_BASIC_INFORMATION info; /* reserved and never committed: no access already */
+  return VirtualQuery(p, &info, sizeof info) != 0 && info.State == MEM_RESERVE &&
+         (const char *)info.BaseAddress + info.RegionSize >= (const char *)p + size;
+}
+
 /* Committed pages fault in one at a time here too, but Windows has no call
  * that writes them in ahead of use (PrefetchVirtualMemory reads). */
 void platform_populate(void *p, size_t size) {
@@ -491,6 +501,10 @@ void platform_resident(uint64_t *current, uint64_t *peak) {
 
 int platform_pid(void) {
   return (int)GetCurrentProcessId();
+}
+
+uint32_t platform_thread_id(void) {
+  return (uint32_t)GetCurrentThreadId();
 }
 
 /* The program's path, and its file name without ".exe", read once. */

@@ -9,6 +9,8 @@
  * There is no debug-information reader here. */
 #include "platform.h"
 
+#include <stdio.h>
+
 /* ---- stacks and code ranges ---------------------------------------------- */
 /* The walk ends at the thread's first frame (RtlUserThreadStart); Wine's
  * can go on past it with frames that are not return addresses, from the
@@ -219,6 +221,22 @@ void platform_on_fault(void (*hook)(const platform_fault *fault)) {
 
 void platform_fault_stack(void) {
   /* Windows reports a stack overflow on a guard page of its own. */
+}
+
+bool platform_code_location(const void *return_address, char *module, size_t module_size,
+                            uintptr_t *offset, char *build, size_t build_size) {
+  HMODULE handle;
+  const char *pc = (const char *)return_address - 1;
+  if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                              GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                          pc, &handle))
+    return false;
+  if (GetModuleFileNameA(handle, module, (DWORD)module_size) == 0) module[0] = 0;
+  *offset = (uintptr_t)pc - (uintptr_t)handle;
+  const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)handle;
+  const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)((const char *)handle + dos->e_lfanew);
+  snprintf(build, build_size, "timestamp %08lx", (unsigned long)nt->FileHeader.TimeDateStamp);
+  return true;
 }
 
 void platform_code_names(const void *address, char *module, char *function, size_t size) {

@@ -82,6 +82,9 @@ out=$(cd / && "$prefix/bin/brisk" run --stats -- "${TEST_TRUE_PROGRAM:-/bin/true
 result $ok "installed brisk run --stats -- /bin/true: the installed library's statistics"
 [ -s "$prefix/share/brisk/pascal/BriskMM.pas" ] && ok=yes || ok=no
 result $ok "BriskMM.pas installed in share/brisk/pascal"
+[ -s "$prefix/share/brisk/pascal/brisk.lpk" ] && [ -s "$prefix/share/brisk/pascal/brisk.pas" ] &&
+  ok=yes || ok=no
+result $ok "the Lazarus package brisk.lpk (and its main unit) installed in share/brisk/pascal"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

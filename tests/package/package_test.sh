@@ -36,6 +36,7 @@ contents)
   echo "$control"
   libdir=/usr/lib/$(gcc -print-multiarch)
   for path in "$libdir/libbrisk.so.0" "$libdir/libbrisk.so.$version" "$libdir/libbrisk.so" \
+    "$libdir/libbrisk-heapprof.so.0" \
     "$libdir/libbrisk.a" "$libdir/brisk_link.o" /usr/include/brisk.h \
     "$libdir/pkgconfig/brisk.pc" "$libdir/pkgconfig/brisk-static.pc" \
     "$libdir/cmake/brisk/briskConfig.cmake" "$libdir/cmake/brisk/briskConfigVersion.cmake" \
