@@ -27,7 +27,8 @@ QUICK, DEFAULT, FULL = "quick", "default", "full"
 # in the order of bench_workloads.WORKLOADS. Left for --full: falseshare,
 # append and frag (single-pattern details), and the memory workloads
 # (threadchurn, bursts, bigbuffers), which run for seconds each.
-DEFAULT_WORKLOADS = ("lines", "strcopy", "cache", "churn", "objects", "larson", "prodcons")
+DEFAULT_WORKLOADS = ("lines", "strcopy", "cache", "churn", "objects", "larson", "prodcons",
+                     "fanout", "sharing")
 DEFAULT_THREADS = [1, 2, 4]
 DEFAULT_REPS = 3
 # The one Free Pascal row: the object loop at 2 threads, where a lock per

@@ -99,6 +99,19 @@ WORKLOADS = [
         "each message's checksum and sequence number; the number consumed", "prodcons",
         estimate_s=0.75),
     Workload(
+        "fanout", "one thread allocates every block, the others check and free them",
+        "a reader thread's records freed by a pool of workers (the classic producer/consumer "
+        "stress: one thread allocates while others free)",
+        "tags at both ends of every block; blocks freed = blocks made", "fanout",
+        estimate_s=0.5),
+    Workload(
+        "sharing", "rounds of short-lived threads trading objects through a table all threads "
+        "share; objects outlive the threads that made them",
+        "a thread per task passing results between tasks (mstress-style: frees into the heaps "
+        "of exited threads)",
+        "tags at both ends of every object; objects made = objects freed", "sharing",
+        estimate_s=0.5),
+    Workload(
         "falseshare", "threads write their own small blocks over and over",
         "allocators that put different threads' blocks in one cache line (Hoard's "
         "cache-thrash and cache-scratch)", "every write landed; the number of writes",

@@ -48,7 +48,8 @@ points bench-results/latest at it.
 
 With no options it runs the default set, chosen to answer in about 5
 minutes on 2 cores: the multithreaded small-block workloads lines, strcopy,
-cache, churn, objects, larson and prodcons at 1, 2 and 4 threads, and the
+cache, churn, objects, larson, prodcons, fanout and sharing at 1, 2 and 4
+threads, and the
 Free Pascal object loop (pascal-objects, where fpc is installed) at 2
 threads, 3 reps each, under every allocator found. --full runs the whole
 matrix: every workload (the memory ones, the other Pascal ones too) at 1, 2

@@ -16,6 +16,7 @@ static NOINLINE void *medium_refill(heap_t *heap, unsigned size_class, page_t *p
 static inline page_t *refill_locked(heap_t *heap, unsigned size_class);
 static void maybe_housekeeping(heap_t *heap);
 static void start_purger_if_due(heap_t *heap);
+static void start_purger_after_refill(heap_t *heap);
 
 /* flatten: the entries of this file are inlined here, so that a refill
  * from malloc_slow costs no second call. */
@@ -75,7 +76,7 @@ static void *small_refill_slow(heap_t *heap, unsigned size_class) {
   }
   if (unlikely(guard_on)) guard_count(heap, page);
   void *block = page_pop(page);
-  start_purger_if_due(heap); /* only now, with the block taken */
+  start_purger_after_refill(heap); /* only now, with the block taken */
   return block;
 }
 
@@ -114,7 +115,7 @@ static void *medium_refill(heap_t *heap, unsigned size_class, page_t *page, bool
    * takes pages_lock itself, and the page the block came from has a block
    * in use now, so it stays. */
   maybe_housekeeping(heap);
-  start_purger_if_due(heap);
+  start_purger_after_refill(heap);
   return block;
 }
 
@@ -124,6 +125,9 @@ static void *medium_refill(heap_t *heap, unsigned size_class, page_t *page, bool
  * the abandoned heaps, whose empty segments may refill the cache) a new
  * segment. */
 static page_t *fresh_page(heap_t *heap, unsigned size_class) {
+  /* Blocks this thread freed into other heaps go home before it takes more
+   * memory: their owners may be about to need them. */
+  remote_post_flush(heap);
   page_t *page = page_fresh(heap, size_class, false);
   if (page != NULL) return page;
   collect_abandoned(false);
@@ -137,9 +141,6 @@ static page_t *fresh_page(heap_t *heap, unsigned size_class) {
  * at once: their blocks are a fraction of an OS page. */
 static inline __attribute__((always_inline)) page_t *refill_locked(heap_t *heap,
                                                                    unsigned size_class) {
-  /* Blocks this thread freed into other heaps go home before it takes more
-   * memory: their owners may be about to need them. */
-  if (heap->remote_batches_open != 0) remote_post_flush(heap);
   heap->counters.page_refills++;
   heap->activity.class_refills[size_class]++;
   event_note(EVENT_REFILL);
@@ -175,6 +176,15 @@ static void start_purger_if_due(heap_t *heap) {
     heap->purger_check_due = false;
     background_wanted();
   }
+}
+
+/* The same after a refill, which also starts it for remote frees counted
+ * in a heap that never refills (remote_post_counted): a thread that only
+ * frees another thread's blocks leaves it to their owner. */
+static void start_purger_after_refill(heap_t *heap) {
+  if (unlikely(atomic_load_relaxed(&xremote_batching) == REMOTE_FREES_SEEN))
+    heap->purger_check_due = true;
+  start_purger_if_due(heap);
 }
 
 /* ---- aligned blocks ----------------------------------------------------------------- */

@@ -642,8 +642,8 @@ bool arena_purge_expired(heap_t *heap, bool force) {
   else if (!brief_lock_try(&arena->lock))
     return true;
   /* The clock is read under the lock, so that no chunk freed before the
-   * lock was taken is timed from before its free: the purger runs at the
-   * lowest priority and may be preempted anywhere before it. */
+   * lock was taken is timed from before its free: the purger may be
+   * preempted anywhere before it. */
   uint64_t now = platform_clock_ms();
   bool pending = arena_purge_locked(arena, now, force ? 0 : ARENA_PURGE_MS, force);
   brief_lock_release(&arena->lock);

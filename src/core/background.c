@@ -9,8 +9,11 @@
  * core.h). A single-threaded program never gets it: a second thread would
  * change what the C library allows it (a fork from a signal handler); there,
  * with BRISK_BACKGROUND=0 and in a forked child, memory is purged eagerly
- * instead. It runs at the lowest priority with every signal blocked, and
- * each round does housekeeping's work for the parts no thread tends: the
+ * instead. It runs with every signal blocked, at the program's priority, not
+ * the lowest: a round holds locks that threads starting, exiting or
+ * refilling wait for, and at the lowest priority, on a loaded machine, the
+ * purger was left off the CPU holding them for hundreds of milliseconds.
+ * Each round does housekeeping's work for the parts no thread tends: the
  * caches, exited threads' heaps, and the free pages of heaps whose threads
  * are busy elsewhere (it only tries their locks). */
 #include "core.h"

@@ -109,7 +109,7 @@ void collect_abandoned(bool force) {
  * pages they hold blocks of can be retired. */
 static void send_batches_of(heap_t *heap, void *arg) {
   if (heap == arg || atomic_load_relaxed(&heap->xstate) != HEAP_IN_USE ||
-      shared_load_relaxed(&heap->remote_batches_open) == 0 || !brief_lock_try(&heap->pages_lock))
+      !brief_lock_try(&heap->pages_lock))
     return;
   if (atomic_load_relaxed(&heap->xstate) == HEAP_IN_USE && fence_purger_enter(heap)) {
     remote_post_flush(heap);

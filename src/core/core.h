@@ -503,8 +503,7 @@ INTERNAL extern page_t page_empty;
  * purger, now and then, for one walk of the heap's queues (heap_t's
  * pages_lock): one exchange to take it and one store to give it back,
  * where a mutex costs calls on every refill. A wait spins a
- * little, then sleeps: the purger that holds it runs at the lowest
- * priority. */
+ * little, then sleeps: the purger that holds it may be off the CPU. */
 INTERNAL void brief_lock_wait(brief_lock_t *lock);
 static inline bool brief_lock_try(brief_lock_t *lock) {
   return atomic_load_relaxed(lock) == 0 && atomic_exchange_acquire(lock, 1) == 0;
@@ -710,8 +709,13 @@ INTERNAL bool fence_start(void);
 /* The owner's side: true when it is marked busy, so that the purger leaves
  * the heap alone until fence_owner_leave; false when there is no fence or
  * the purger is in. */
+static inline bool fence_owner_mark(heap_t *heap);
 static inline bool fence_owner_enter(heap_t *heap) {
   if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
+  return fence_owner_mark(heap);
+}
+/* fence_owner_enter for a caller that knows the fence is on. */
+static inline bool fence_owner_mark(heap_t *heap) {
   atomic_store_relaxed(&heap->xowner_busy, 1);
   atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
   if (likely(!atomic_load_acquire(&heap->xpurger_in))) {
@@ -882,11 +886,18 @@ static inline void remote_push(heap_t *owner, page_t *page, block_t *head, block
 /* A free into an exited thread's heap: claimed, the blocks go home at once;
  * false when the heap is in use or claimed by another thread. */
 INTERNAL bool remote_post_abandoned(heap_t *owner, page_t *page, block_t *head, block_t *tail);
-/* A batch's rare turns, out of line: pushing it, opening one in its slot. */
-INTERNAL void remote_batch_push(heap_t *heap, remote_batch_t *batch);
+/* Pushes a batch's chain onto its page's remote list; the slot stays with
+ * its page, empty. */
+INTERNAL void remote_batch_push(remote_batch_t *batch);
+/* A batch's rare turns on the freeing path, out of line and called last,
+ * so that the path saves no registers: each ends the thread's busy mark
+ * (fence_owner_leave). The batch is full: it goes. Another page takes the
+ * slot: its blocks go first. */
+INTERNAL void remote_batch_full(heap_t *heap, remote_batch_t *batch);
 INTERNAL void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page, block_t *block);
-/* Counts a remote free made before the purger runs (see xremote_batching). */
-INTERNAL void remote_frees_count(heap_t *heap);
+/* A remote free made before the purger runs: counted (see xremote_batching),
+ * then pushed. */
+INTERNAL void remote_post_counted(heap_t *heap, heap_t *owner, page_t *page, block_t *block);
 /* The slot of page's batch: pages lie 256 bytes apart in a segment header,
  * segments 4 MiB apart. */
 static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) {
@@ -899,24 +910,31 @@ static inline remote_batch_t *remote_batch_of(heap_t *heap, const page_t *page) 
  * free_slow needs no stack frame. */
 static inline void remote_post(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
   uint8_t batching = atomic_load_relaxed(&xremote_batching);
+  /* Batched only once the purger runs with the fence (background.c). */
   if (likely(batching == REMOTE_FREES_BATCHED) && page->block_size <= REMOTE_BATCH_BLOCK_MAX &&
-      likely(fence_owner_enter(heap))) {
+      likely(fence_owner_mark(heap))) {
     remote_batch_t *batch = remote_batch_of(heap, page);
     if (unlikely(batch->page != page)) {
       remote_batch_open(heap, batch, page, block);
-    } else {
-      block->next = batch->head;
-      batch->head = block;
-      if (unlikely(++batch->count == REMOTE_BATCH_MAX)) remote_batch_push(heap, batch);
+      return;
+    }
+    block->next = batch->head;
+    batch->head = block;
+    if (unlikely(++batch->count == REMOTE_BATCH_MAX)) {
+      remote_batch_full(heap, batch);
+      return;
     }
     fence_owner_leave(heap);
     return;
   }
-  if (unlikely(batching == REMOTE_FREES_UNSEEN)) remote_frees_count(heap);
+  if (unlikely(batching == REMOTE_FREES_UNSEEN)) {
+    remote_post_counted(heap, owner, page, block);
+    return;
+  }
   remote_push(owner, page, block, block, 1);
 }
-/* Sends every batch the heap's thread has open: by the thread on its
- * refills, or under pages_lock (its housekeeping and exit, or the purger
+/* Sends every batch the heap's thread holds: by the thread before it takes
+ * a fresh page, or under pages_lock (its housekeeping and exit, or the purger
  * and brisk_collect() with the thread kept out). */
 INTERNAL void remote_post_flush(heap_t *heap);
 /* The owner's side: takes in the blocks other threads freed into its parked

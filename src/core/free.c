@@ -38,6 +38,18 @@ static NOINLINE void free_to_owner(heap_t *heap, heap_t *owner, page_t *page, bl
   }
 }
 
+/* A thread that has never allocated frees a live thread's block (a
+ * consumer that only frees what a producer made): it takes a heap of its
+ * own, once, so that its remote frees are batched like any other thread's;
+ * its batches go at its exit, or with the purger's help. */
+static NOINLINE void free_without_heap(heap_t *owner, page_t *page, block_t *block) {
+  heap_t *heap = heap_acquire();
+  if (heap == NULL || heap == owner || heap_is_abandoned(owner))
+    free_to_owner(heap != NULL ? heap : &heap_empty, owner, page, block);
+  else
+    remote_post(heap, owner, page, block);
+}
+
 /* Frees that need more than a remote push: diagnostics, huge blocks, the
  * arena's blocks (whose segment's one page says PAGE_HUGE), pages with
  * aligned blocks, and pointers that are no block at all. */
@@ -90,6 +102,8 @@ void free_slow(heap_t *heap, segment_t *segment, page_t *page, void *p) {
    * turns, opening and pushing it, are calls out of line). */
   if (likely(owner != heap && heap != &heap_empty && !heap_is_abandoned(owner)))
     remote_post(heap, owner, page, block);
+  else if (heap == &heap_empty && !heap_is_abandoned(owner))
+    free_without_heap(owner, page, block);
   else
     free_to_owner(heap, owner, page, block);
 }

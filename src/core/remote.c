@@ -17,11 +17,13 @@
  * thread chains its remote frees of small blocks into a batch per page in
  * its own heap, with plain stores under its busy mark, and pushes a chain
  * with one compare-and-swap when it is full, when another page takes its
- * slot, and at the thread's refills, housekeeping and exit; a block in a
- * batch is still in use for its owner, so the purger sends on the batches
- * of a thread gone idle, and brisk_collect() those of every live thread,
- * each under the thread's pages_lock with the thread kept out by the fence.
- * remote_batches_open is also read as a hint, without either. */
+ * slot, and before the thread takes a fresh page, at its housekeeping and
+ * at exit; a block in a batch is still in use for its owner, so the purger
+ * sends on the batches of a thread gone idle, and brisk_collect() those of
+ * every live thread, each under the thread's pages_lock with the thread
+ * kept out by the fence. A full chain leaves its slot with its page: a
+ * thread freeing many blocks of one page fills the slot again without a
+ * call. */
 #include "core.h"
 
 _Atomic(uint8_t) xremote_batching; /* REMOTE_FREES_UNSEEN */
@@ -40,36 +42,72 @@ bool remote_post_abandoned(heap_t *owner, page_t *page, block_t *head, block_t *
   return true;
 }
 
-/* A batch goes onto its page's remote list; or, when the page's owner has
- * exited meanwhile, straight home, so that its pages retire now rather than
- * at the next sweep. */
-void remote_batch_push(heap_t *heap, remote_batch_t *batch) {
+/* The end of a batch's chain: its blocks lie in this thread's cache, just
+ * written, so walking them is cheaper than keeping a tail on every free. */
+static block_t *remote_batch_tail(const remote_batch_t *batch) {
+  block_t *tail = batch->head;
+  for (uint32_t i = 1; i < batch->count; i++)
+    tail = tail->next;
+  return tail;
+}
+
+/* A batch whose page's owner has exited meanwhile goes straight home, so
+ * that its pages retire now rather than at the next sweep. Out of line: the
+ * common push then saves no registers. */
+static NOINLINE void remote_batch_push_abandoned(heap_t *owner, remote_batch_t *batch) {
+  block_t *tail = remote_batch_tail(batch);
+  if (!remote_post_abandoned(owner, batch->page, batch->head, tail))
+    remote_push(owner, batch->page, batch->head, tail, batch->count);
+  batch->head = NULL;
+  batch->count = 0;
+}
+
+/* A batch with blocks goes onto its page's remote list; the slot stays with
+ * the page, empty. */
+void remote_batch_push(remote_batch_t *batch) {
   heap_t *owner = segment_of(batch->page)->owner;
-  if (!remote_post_abandoned(owner, batch->page, batch->head, batch->tail))
-    remote_push(owner, batch->page, batch->head, batch->tail, batch->count);
-  batch->page = NULL;
-  counter_add(heap->remote_batches_open, -1);
+  if (unlikely(heap_is_abandoned(owner))) {
+    remote_batch_push_abandoned(owner, batch);
+    return;
+  }
+  remote_push(owner, batch->page, batch->head, remote_batch_tail(batch), batch->count);
+  batch->head = NULL;
+  batch->count = 0;
+}
+
+void remote_batch_full(heap_t *heap, remote_batch_t *batch) {
+  remote_batch_push(batch);
+  fence_owner_leave(heap);
 }
 
 void remote_batch_open(heap_t *heap, remote_batch_t *batch, page_t *page, block_t *block) {
-  if (batch->page != NULL) remote_batch_push(heap, batch);
+  if (batch->count != 0) remote_batch_push(batch);
   batch->page = page;
-  batch->head = batch->tail = block;
+  batch->head = block;
   batch->count = 1;
-  counter_add(heap->remote_batches_open, 1);
+  heap->remote_batched = true;
+  fence_owner_leave(heap);
 }
 
-/* The thread's next slow path starts the purger. */
-void remote_frees_count(heap_t *heap) {
-  if (++heap->remote_frees_unbatched < PURGER_AFTER_REMOTE_FREES) return;
-  uint8_t unseen = REMOTE_FREES_UNSEEN;
-  atomic_cas_strong_acq_rel(&xremote_batching, &unseen, REMOTE_FREES_SEEN);
-  heap->purger_check_due = true;
+/* The thread's next refill starts the purger, or its owners' refills
+ * (alloc.c) when the thread only frees. */
+void remote_post_counted(heap_t *heap, heap_t *owner, page_t *page, block_t *block) {
+  if (++heap->remote_frees_unbatched >= PURGER_AFTER_REMOTE_FREES) {
+    uint8_t unseen = REMOTE_FREES_UNSEEN;
+    atomic_cas_strong_acq_rel(&xremote_batching, &unseen, REMOTE_FREES_SEEN);
+    heap->purger_check_due = true;
+  }
+  remote_push(owner, page, block, block, 1);
 }
 
+/* Rare (a fresh page, housekeeping, exit, the purger, brisk_collect), so
+ * it walks every slot rather than have each free count the ones in use;
+ * not at all in a heap that never batched. */
 void remote_post_flush(heap_t *heap) {
-  for (remote_batch_t *batch = heap->remote_batches; heap->remote_batches_open != 0; batch++)
-    if (batch->page != NULL) remote_batch_push(heap, batch);
+  if (!heap->remote_batched) return;
+  for (remote_batch_t *batch = heap->remote_batches; batch < heap->remote_batches + REMOTE_BATCHES;
+       batch++)
+    if (batch->count != 0) remote_batch_push(batch);
 }
 
 /* ---- the owner's side ------------------------------------------------------------- */

@@ -362,15 +362,16 @@ typedef struct arena_s {
 } arena_t;
 
 /* Blocks a thread freed into one page of another thread's heap, chained
- * but not yet pushed onto the page's remote list (see free.c, "remote
- * batches"): one compare-and-swap for up to REMOTE_BATCH_MAX frees. */
+ * but not yet pushed onto the page's remote list (remote.c, "batches"):
+ * one compare-and-swap for up to REMOTE_BATCH_MAX frees. A slot stays with
+ * its page when its chain goes, so that the page's next remote free costs
+ * no call; only count says whether it holds blocks. */
 typedef struct remote_batch_s {
-  struct page_s *page; /* NULL: the slot is empty */
-  block_t *head;       /* the last block freed; the chain ends at tail */
-  block_t *tail;
+  struct page_s *page; /* the page the slot serves; NULL: none yet */
+  block_t *head;       /* the last block freed; count blocks chained from here */
   uint32_t count;
 } remote_batch_t;
-/* Slots, one open batch each, chosen by page: enough that a thread freeing
+/* Slots, one batch each, chosen by page: enough that a thread freeing
  * blocks of a hundred classes in turn (a consumer of mixed-size messages)
  * finds its batch open again before another page takes the slot. */
 #define REMOTE_BATCHES 128
@@ -431,7 +432,7 @@ typedef struct heap_s {
   heap_counters_t counters;
   arena_t arena;
   /* This heap's thread's frees into other heaps' pages, batched (remote.c). */
-  uint32_t remote_batches_open;
+  bool remote_batched;             /* a batch was ever opened: flushes walk the slots */
   uint32_t remote_frees_unbatched; /* counted until PURGER_AFTER_REMOTE_FREES */
   remote_batch_t remote_batches[REMOTE_BATCHES];
   heap_activity_t activity;

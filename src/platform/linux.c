@@ -235,8 +235,6 @@ bool platform_thread_start(void (*body)(void), const char *name) {
   pthread_sigmask(SIG_SETMASK, &previous, NULL);
   pthread_attr_destroy(&attr);
   if (!started) return false;
-  struct sched_param lowest = {.sched_priority = 0};
-  pthread_setschedparam(thread, SCHED_IDLE, &lowest);
   pthread_setname_np(thread, name);
   return true;
 }

@@ -142,7 +142,8 @@ uint64_t platform_clock_ms(void);
 bool platform_thread_exit_init(void (*callback)(void *value));
 void platform_thread_exit_arm(void *value);
 /* Starts body on a thread of its own that the program never sees: detached,
- * at the lowest priority, with every signal blocked. false when it cannot. */
+ * with every signal blocked, at the program's priority (its work holds locks
+ * the program's threads may wait for). false when it cannot. */
 bool platform_thread_start(void (*body)(void), const char *name);
 void platform_sleep_ms(unsigned ms);
 /* An asymmetric fence: platform_fence_all() makes every running thread of
