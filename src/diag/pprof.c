@@ -19,7 +19,10 @@
 #define OUT_CAPACITY ((size_t)64 << 20) /* reserved, committed as written */
 #define TEXT_CAPACITY ((size_t)16 << 20)
 #define KEYS 65536 /* each table's slots, a power of two */
-#define SCRATCH 4096
+/* A message's buffer on the stack: the largest (a sample: SITE_FRAMES location
+ * ids and its values) takes under 400 bytes, and a frame under 4 KiB needs no
+ * stack probe on Windows (libgcc's ___chkstk_ms, which libbrisk.a cannot carry). */
+#define SCRATCH 1024
 
 typedef struct key_slot {
   uint64_t key; /* 0: empty */
@@ -212,7 +215,8 @@ static uint64_t function_id(builder *b, const char *name, const char *file) {
   return slot->id;
 }
 
-static uint64_t location_id(builder *b, void *pc) {
+/* Out of line: its buffers stay out of profile_write_pprof's frame. */
+static NOINLINE uint64_t location_id(builder *b, void *pc) {
   key_slot *slot = slot_of(b->locations, (uint64_t)(uintptr_t)pc);
   if (slot == NULL) return 0;
   if (slot->key != 0) return slot->id;
@@ -277,7 +281,7 @@ static void write_gzip(int fd, const uint8_t *bytes, size_t length) {
 /* ---- the two formats -------------------------------------------------------------- */
 /* Names every frame of the samples at once (the platform runs its symbol
  * tool once per module and batch). */
-static void prepare_names(const profile_sample *samples, size_t count) {
+static NOINLINE void prepare_names(const profile_sample *samples, size_t count) {
   void *frames[256] = {NULL};
   size_t n = 0;
   for (size_t i = 0; i < count; i++) {

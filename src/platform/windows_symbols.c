@@ -9,7 +9,7 @@
  * There is no debug-information reader here. */
 #include "platform.h"
 
-#include <stdio.h>
+#include <string.h>
 
 /* ---- stacks and code ranges ---------------------------------------------- */
 /* The walk ends at the thread's first frame (RtlUserThreadStart); Wine's
@@ -235,7 +235,17 @@ bool platform_code_location(const void *return_address, char *module, size_t mod
   *offset = (uintptr_t)pc - (uintptr_t)handle;
   const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)handle;
   const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)((const char *)handle + dos->e_lfanew);
-  snprintf(build, build_size, "timestamp %08lx", (unsigned long)nt->FileHeader.TimeDateStamp);
+  /* By hand: MinGW's snprintf is libmingwex's, which libbrisk.a cannot carry. */
+  static const char prefix[] = "timestamp ";
+  if (build_size >= sizeof prefix + 8) {
+    memcpy(build, prefix, sizeof prefix - 1);
+    uint32_t stamp = (uint32_t)nt->FileHeader.TimeDateStamp;
+    for (int i = 0; i < 8; i++)
+      build[sizeof prefix - 1 + i] = "0123456789abcdef"[(stamp >> (28 - 4 * i)) & 15];
+    build[sizeof prefix + 7] = 0;
+  } else if (build_size > 0) {
+    build[0] = 0;
+  }
   return true;
 }
 

@@ -60,22 +60,22 @@ run --lib "$lib" --check -- "${true_program[@]}"
 expect "checked mode, clean run: says no error was found" says "checked mode: no error found"
 expect "checked mode, clean run: exit status 0" test $status -eq 0
 
-run --lib "$lib" --heap-profile "$scratch/heap.pb.gz" -- true
+run --lib "$lib" --heap-profile "$scratch/heap.pb.gz" -- "${true_program[@]}"
 expect "heap profile: named" says "heap profile: $scratch/heap.pb.gz"
 expect "heap profile: written, with its folded stacks" \
   test -s "$scratch/heap.pb.gz" -a -e "$scratch/heap.inuse.folded" -a -e "$scratch/heap.alloc.folded"
-run --lib "$lib" --heap-profile-rate 0 --heap-profile "$scratch/heap.pb.gz" -- true
+run --lib "$lib" --heap-profile-rate 0 --heap-profile "$scratch/heap.pb.gz" -- "${true_program[@]}"
 expect "--heap-profile-rate 0: a clear error, exit status 2" test $status -eq 2
-run --lib "$lib" --heap-profile-rate 4096 -- true
+run --lib "$lib" --heap-profile-rate 4096 -- "${true_program[@]}"
 expect "--heap-profile-rate without --heap-profile: a clear error" says "needs --heap-profile"
 
 printf '*\n' >"$scratch/suppress.txt"
-run --lib "$lib" --leaks-exitcode 9 --leaks-suppress "$scratch/suppress.txt" -- true
+run --lib "$lib" --leaks-exitcode 9 --leaks-suppress "$scratch/suppress.txt" -- "${true_program[@]}"
 expect "--leaks-exitcode with every leak suppressed: exit status 0" test $status -eq 0
 expect "--leaks-exitcode implies --leaks" says "leak report: printed on standard error above"
-run --lib "$lib" --leaks-file "$scratch/leaks.folded" -- true
+run --lib "$lib" --leaks-file "$scratch/leaks.folded" -- "${true_program[@]}"
 expect "--leaks-file: named" says "leak report: $scratch/leaks.folded"
-run --lib "$lib" --leaks-exitcode 300 -- true
+run --lib "$lib" --leaks-exitcode 300 -- "${true_program[@]}"
 expect "--leaks-exitcode 300: a clear error" says "from 1 to 255"
 
 # ./brisk options: every setting with its value and where it came from
