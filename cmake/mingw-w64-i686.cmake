@@ -39,6 +39,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
+# Frame pointers everywhere: on 32-bit x86, RtlCaptureStackBackTrace walks
+# the EBP chain, and without them a report's stacks come out empty.
+set(CMAKE_C_FLAGS_INIT "-fno-omit-frame-pointer")
+set(CMAKE_CXX_FLAGS_INIT "-fno-omit-frame-pointer")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libgcc -static-libstdc++")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static-libgcc -static-libstdc++")
 set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static-libgcc -static-libstdc++")
