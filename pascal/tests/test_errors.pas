@@ -171,8 +171,12 @@ begin
       Exit;
     SectionCount := ReadField(Header + 6, 2);
     Sections := Header + 24 + ReadField(Header + 20, 2);
-    { PE32+ optional header: data directory 1 (imports) at offset 120 }
-    Descriptor := FileOffset(Read32(Header + 24 + 120));
+    { Data directory 1 (imports): at offset 120 of a PE32+ optional header
+      (magic $20B, 64-bit), at 104 of a PE32 one (32-bit) }
+    if ReadField(Header + 24, 2) = $20B then
+      Descriptor := FileOffset(Read32(Header + 24 + 120))
+    else
+      Descriptor := FileOffset(Read32(Header + 24 + 104));
     while Read32(Descriptor + 12) <> 0 do      { Name of each IMAGE_IMPORT_DESCRIPTOR }
     begin
       if CompareText(NameAt(FileOffset(Read32(Descriptor + 12))), Library_) = 0 then
