@@ -112,6 +112,13 @@ size_t brisk_binding_free(void *p) {
  * least half is still used, as brisk_realloc would keep them too. */
 #define BINDING_SHRINK_IN_PLACE_MAX 512
 
+/* Blocks up to this size that grow move to twice their size. Pascal builds
+ * strings by appending (`s := s + piece`), one ReAllocMem per piece; with
+ * brisk_realloc's 25% a 40-character line grown to 100 moves at nearly every
+ * piece, with doubling twice. The RTL's default heap and FastMM grow small
+ * blocks the same way; what a block gains is at most its own size again. */
+#define BINDING_GROW_DOUBLE_MAX 1024
+
 static NOINLINE size_t binding_size_slow(const void *p) {
   return brisk_owns(p) ? brisk_usable_size(p) : 0;
 }
@@ -136,7 +143,10 @@ static void *binding_resize(void *p, size_t before, size_t size, size_t *usable)
     *usable = before;
     return p;
   }
-  void *q = brisk_realloc(p, size);
+  size_t target = size;
+  if (size > before && before <= BINDING_GROW_DOUBLE_MAX && size < 2 * before) target = 2 * before;
+  void *q = brisk_realloc(p, target);
+  if (q == NULL && target != size) q = brisk_realloc(p, size); /* no room for the headroom */
   size_t after = q == NULL ? (size == 0 ? 0 : before) : binding_size_of(q);
   count_slow((ptrdiff_t)after - (ptrdiff_t)before);
   *usable = after;

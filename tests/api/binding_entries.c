@@ -122,6 +122,25 @@ static void test_reallocmem(void) {
   CHECK(brisk_binding_bytes_in_use() == before);
 }
 
+/* A string built by appending pieces moves a logarithmic number of times,
+ * not once per size class it passes. */
+static void test_append_moves(void) {
+  size_t before = brisk_binding_bytes_in_use();
+  void *p = brisk_binding_getmem(16);
+  REQUIRE(p != NULL);
+  memset(p, 'x', 16);
+  int moves = 0;
+  for (size_t size = 24; size <= 1024; size += 8) {
+    void *old = p;
+    REQUIRE(brisk_binding_reallocmem(&p, size) == p && p != NULL);
+    if (p != old) moves++;
+    CHECK(((char *)p)[0] == 'x' && ((char *)p)[15] == 'x');
+  }
+  CHECK(moves <= 7); /* 16 -> 32 -> 64 -> ... -> 1024 */
+  brisk_binding_freemem(p);
+  CHECK(brisk_binding_bytes_in_use() == before);
+}
+
 static void test_out_of_memory(void) {
   int calls = last.count;
   errno = 0;
@@ -196,6 +215,7 @@ int main(void) {
   test_allocmem();
   test_freemem_size();
   test_reallocmem();
+  test_append_moves();
   test_out_of_memory();
   test_foreign();
   test_other_thread();
