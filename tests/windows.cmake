@@ -12,7 +12,9 @@
 # brisk_heap_check's damage test (fork), the malloc-override and preload
 # tests (Windows has no malloc interposition), the layer check (it reads
 # ELF objects) and the Linux diagnostics driver (LD_PRELOAD); windows_diag
-# covers statistics, leak reports, the double-free check and checked mode.
+# covers statistics, leak reports (to a file, with an exit status and
+# suppressions), the double-free check, checked mode, the heap profile,
+# sampled guard pages and frames left for `brisk symbolize`.
 set(brisk_test_scale 100 CACHE STRING "Test iteration scale, percent")
 
 # brisk_windows_test(NAME SOURCE LABEL): NAME_static and NAME_dll, and a test
