@@ -323,6 +323,9 @@ def addr2line(path, offsets, base=0, tools=("addr2line",)):
         known_file = not where.startswith(("??", ":"))
         if function == "??" and not known_file:
             continue
+        if known_file:  # lib//../src/unit.pas:12: src/unit.pas:12
+            file, colon, line = where.rpartition(":")
+            where = os.path.normpath(file) + colon + line if colon else os.path.normpath(where)
         names[offset] = (function, where if known_file else None)
     return names
 
