@@ -258,7 +258,7 @@ def read_delphi_map(path):
             for number, segment, offset in re.findall(r"(\d+)\s+" + DELPHI_ADDRESS, stripped):
                 lines.setdefault(int(segment, 16), []).append((int(offset, 16), int(number),
                                                                header[0], header[1]))
-            if re.match(r"^[A-Za-z]", stripped) and not re.match(r"^\d", stripped):
+            if stripped and not stripped[0].isdigit():  # "Bound resource files", ...
                 part = None
     if not segments:
         return None
