@@ -15,9 +15,8 @@ map with --map, from the map:
   itself is found too (its path in the report, or --module);
 - Delphi's detailed map (`-GD`): Unit.Routine (FILE.pas:LINE) from its
   publics and line numbers. Its segments' addresses count from the image
-  base, read from the program when it is found, else taken as the first
-  segment's address less 0x1000 (where Delphi puts .text); --image-base
-  gives it.
+  base: --image-base, else the program's when it is found, else the first
+  segment's address less 0x1000 (where Delphi puts .text).
 A module is used only when its build id (or PE timestamp) is the one the
 report names: a rebuilt program names the wrong lines, so its frames are left
 as they are, with a warning. --module points a module's name at another file
@@ -453,7 +452,7 @@ def main(argv):
             debug = addr2line(path, offsets, pe[0], (mingw.get(pe[2], "addr2line"), "addr2line"))
         named, symbols = {}, None
         if mapped is not None and mapped[0] == "delphi":
-            base = pe[0] if pe else args.image_base if args.image_base is not None else (
+            base = args.image_base if args.image_base is not None else pe[0] if pe else (
                 min(mapped[1].items())[1][0] - 0x1000)
         for o in offsets:
             if mapped is not None and mapped[0] == "delphi":
