@@ -209,3 +209,22 @@ foreach(test ${brisk_all_tests})
     set_tests_properties(${test} PROPERTIES LABELS "pascal;windows" TIMEOUT 300)
   endif()
 endforeach()
+
+# Symbols later: a program built with line information (-gl) and a map
+# (-Xm, written beside it) leaks; its report, written with
+# BRISK_SYMBOLS_LATER=1, is named afterwards by `brisk symbolize` (Win64
+# only: Wine's 32-bit side, where Win32 programs would run, is not there to
+# prove it).
+if(brisk_win STREQUAL "win64")
+  # -OoNOSTACKFRAME: every routine keeps its frame, so that the stacks go
+  # past the routines -O2 leaves without one
+  brisk_fpc_win64(symbols_later ${brisk_pascal_tests}/symbols_later.pas ${brisk_win64_tests}
+    -OoNOSTACKFRAME -gl -Xm)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  add_test(NAME pascal_win64_symbols_later
+    COMMAND ${Python3_EXECUTABLE} ${brisk_pascal_tests}/symbols_later_test.py ${PROJECT_SOURCE_DIR}
+      ${brisk_win64_tests}/symbols_later.exe ${brisk_win64_tests}/symbols_later.map
+      ${brisk_pascal_tests}/symbols_later.pas ${wine})
+  set_tests_properties(pascal_win64_symbols_later PROPERTIES LABELS "pascal;windows;diag"
+    TIMEOUT 300)
+endif()

@@ -12,7 +12,9 @@
 # brisk_heap_check's damage test (fork), the malloc-override and preload
 # tests (Windows has no malloc interposition), the layer check (it reads
 # ELF objects) and the Linux diagnostics driver (LD_PRELOAD); windows_diag
-# covers statistics, leak reports, the double-free check and checked mode.
+# covers statistics, leak reports (to a file, with an exit status and
+# suppressions), the double-free check, checked mode, the heap profile,
+# sampled guard pages and frames left for `brisk symbolize`.
 set(brisk_test_scale 100 CACHE STRING "Test iteration scale, percent")
 
 # brisk_windows_test(NAME SOURCE LABEL): NAME_static and NAME_dll, and a test
@@ -53,6 +55,17 @@ set_tests_properties(brisk_stress_mt_purge0_static PROPERTIES LABELS "stress;win
   ENVIRONMENT "BRISK_PURGE_DELAY=0;BRISK_TEST_SCALE=50" FAIL_REGULAR_EXPRESSION "[1-9][0-9]* failed")
 # the churn tests read the working set: alone, not beside other tests
 set_tests_properties(brisk_thread_churn_static brisk_thread_churn_dll PROPERTIES RUN_SERIAL ON)
+
+# The heap profile of a Windows program read by Google's pprof (skipped
+# without it): the exported function that holds the memory comes first.
+if(NOT BRISK_WINDOWS_RUNS_SKIPPED)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  add_test(NAME windows_heap_profile_pprof
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/platform/windows_pprof_test.py
+            $<TARGET_FILE:brisk_windows_diag_dll> ${CMAKE_CROSSCOMPILING_EMULATOR})
+  set_tests_properties(windows_heap_profile_pprof PROPERTIES LABELS "diag;windows" TIMEOUT 300
+    SKIP_RETURN_CODE 77)
+endif()
 
 # The white-box tests of the size classes and the block-start check
 # (tests/core/CMakeLists.txt): static only, as brisk.dll exports no

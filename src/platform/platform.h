@@ -287,7 +287,9 @@ void platform_unload(void);
 /* Random bits chosen at process start (never the same two runs). */
 uint64_t platform_random_secret(void);
 /* The value of environment variable name, or NULL. Safe before main; never
- * allocates through brisk. (Windows: the text lasts until a few more calls.) */
+ * allocates through brisk. The text lasts for the life of the process (on
+ * Windows, for the first 16 KiB of values read; later ones until a few more
+ * calls). */
 const char *platform_getenv(const char *name);
 /* The environment as NAME=value strings, ending with NULL. */
 const char *const *platform_environment(void);

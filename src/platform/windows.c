@@ -359,10 +359,16 @@ uint64_t platform_random_secret(void) {
   return secret;
 }
 
-/* The value is copied into one of a few static buffers (brisk reads a
- * setting once and at once), never into allocated memory. */
-#define ENV_BUFFERS 4
+/* The value is copied into static memory, never into allocated memory, and
+ * stays there: the options keep the text of file settings (BRISK_LEAKS_FILE,
+ * BRISK_HEAP_PROFILE, ...) for the life of the process. Values go one after
+ * another into a pool; when it is full, into one of a few buffers reused
+ * from the fourth call on. */
 #define ENV_TEXT 1024
+#define ENV_POOL (16 * ENV_TEXT)
+#define ENV_BUFFERS 4
+static char env_pool[ENV_POOL];
+static _Atomic(size_t) xenv_pool_used;
 static char env_text[ENV_BUFFERS][ENV_TEXT];
 static _Atomic(unsigned) xenv_next;
 
@@ -375,7 +381,11 @@ const char *platform_getenv(const char *name) {
   bool found = length < ENV_TEXT && (length > 0 || GetLastError() != ERROR_ENVVAR_NOT_FOUND);
   if (length == 0) out[0] = 0;
   SetLastError(saved_error);
-  return found ? out : NULL;
+  if (!found) return NULL;
+  size_t at = atomic_fetch_add_explicit(&xenv_pool_used, (size_t)length + 1, memory_order_relaxed);
+  if (at + length + 1 > ENV_POOL) return out;
+  memcpy(env_pool + at, out, (size_t)length + 1);
+  return env_pool + at;
 }
 
 /* File descriptors are handles, except 1 and 2 for the standard streams

@@ -3,9 +3,11 @@
  * range of a DLL, names for code addresses, and the fault hook.
  *
  * Names come from what every module carries at run time: its file name and,
- * for the functions a DLL exports, its export table ("name+0x12
- * (module+0x3456)"); anything else is "?? (module+0x3456)", which
- * addr2line -e module can resolve on a machine with the build's symbols.
+ * for the functions a module exports, its export table ("name+0x12
+ * (module+0x3456)"), bounded on x64 by the exception directory's function
+ * ranges; anything else is "?? (module+0x3456)", which `brisk symbolize`
+ * (BRISK_SYMBOLS_LATER) or addr2line -e module resolves with the build's
+ * symbols or map.
  * There is no debug-information reader here. */
 #include "platform.h"
 
@@ -111,7 +113,33 @@ static void append_hex(text_out *out, uintptr_t value) {
   append(out, at);
 }
 
-/* The exported function of module nearest below rva (and its distance). */
+#ifdef _WIN64
+/* The start of the function whose code holds rva, from the module's
+ * exception directory (an x64 function that calls others or uses the stack
+ * has an entry), or 0 when no entry holds it. */
+static uint32_t function_start(HMODULE module, uint32_t rva) {
+  const uint8_t *base = (const uint8_t *)module;
+  const IMAGE_DATA_DIRECTORY *directory =
+      &image_headers(module)->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_EXCEPTION];
+  if (directory->VirtualAddress == 0) return 0;
+  const RUNTIME_FUNCTION *functions = (const RUNTIME_FUNCTION *)(base + directory->VirtualAddress);
+  size_t low = 0, high = directory->Size / sizeof *functions;
+  while (low < high) { /* sorted by address */
+    size_t middle = low + (high - low) / 2;
+    if (functions[middle].EndAddress <= rva)
+      low = middle + 1;
+    else if (functions[middle].BeginAddress > rva)
+      high = middle;
+    else
+      return functions[middle].BeginAddress;
+  }
+  return 0;
+}
+#endif
+
+/* The exported function of module nearest below rva (and its distance);
+ * NULL when the exception directory says rva is in another function (one
+ * the module does not export: no name is better than its neighbour's). */
 static const char *nearest_export(HMODULE module, uint32_t rva, uint32_t *distance) {
   const uint8_t *base = (const uint8_t *)module;
   const IMAGE_DATA_DIRECTORY *directory =
@@ -132,6 +160,10 @@ static const char *nearest_export(HMODULE module, uint32_t rva, uint32_t *distan
     best = (const char *)(base + names[i]);
     best_rva = function;
   }
+#ifdef _WIN64
+  uint32_t start = best != NULL ? function_start(module, rva) : 0;
+  if (start != 0 && start != best_rva) return NULL;
+#endif
   *distance = rva - best_rva;
   return best;
 }
