@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* CPython's interpreter as a program of this build's width: the whole of
  * python3's own main, linked against Debian's libpython3.11 of that
  * architecture. A 32-bit build needs it because Debian's 32-bit python3

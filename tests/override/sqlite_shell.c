@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* A small sqlite3 shell over Debian's libsqlite3 of this build's width, for
  * preload_sqlite.sh in a 32-bit build: Debian's sqlite3 program cannot be
  * installed for i386 beside the 64-bit one, its library (libsqlite3-0:i386,
