@@ -13,7 +13,9 @@
 #   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
 #                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
 #   scripts/install-deps.sh linux32   the test packages plus gcc's 32-bit x86 support and the
-#                                     Free Pascal sources (./brisk test's linux32 stage)
+#                                     Free Pascal sources, and, where apt can, Debian's
+#                                     CPython and SQLite libraries for i386 (./brisk test's
+#                                     linux32 stage)
 #   scripts/install-deps.sh win32     the test packages plus the Win32 cross toolchain and the
 #                                     Free Pascal sources, and, where apt can, Wine's 32-bit
 #                                     side (./brisk test's win32 stage)
@@ -67,9 +69,16 @@ rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win
 # those headers itself. fpc-source: scripts/build-fpc-i386.sh builds Free
 # Pascal's i386 compiler and units from it.
 linux32="gcc-12-multilib g++-12-multilib fpc-source"
+# Debian's CPython and SQLite libraries for i386 (Multi-Arch: same, so they
+# install beside the amd64 ones, unlike the python3 and sqlite3 programs):
+# the linux32 stage runs them with the 32-bit brisk preloaded
+# (tests/override/python_main.c, sqlite_shell.c); from the i386 architecture,
+# tried apart (i386_packages below).
+linux32_i386="libpython3.11:i386 libsqlite3-0:i386"
 # The Win32 cross compiler and Free Pascal's sources (i386-win32 units);
-# wine32:i386 is tried apart (win32_wine below).
+# wine32:i386 is tried apart (i386_packages below).
 win32="gcc-mingw-w64-i686-win32 g++-mingw-w64-i686-win32 fpc-source"
+win32_i386="wine32:i386"
 
 mode=${1:-test}
 case "$mode" in
@@ -113,7 +122,7 @@ missing() { # packages...: those not installed, on one line
 need=$(missing $required)
 # shellcheck disable=SC2086
 want=$(missing $optional)
-[ -z "$need$want" ] && [ "$mode" != win32 ] && { extras; exit 0; }
+[ -z "$need$want" ] && [ "$mode" != win32 ] && [ "$mode" != linux32 ] && { extras; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
   [ -n "$want" ] && say "optional packages missing (not root, not installed): $want"
@@ -149,37 +158,44 @@ if [ -n "$need" ]; then
   # shellcheck disable=SC2086
   apt_install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
 fi
-# Wine's 32-bit side for the win32 stage: wine32:i386 needs dpkg's i386
-# architecture, and installs only while Debian's i386 package lists are in
-# step with the amd64 ones (a mirror mid-sync serves them out of step, and
-# apt refuses). Where it cannot, it says apt's answer and leaves the machine
-# as it found it (the architecture removed again, so that no later
-# `apt-get update` trips on the i386 lists); the stage then builds everything
-# and reports its runs as skipped.
-win32_wine() {
-  dpkg-query -W -f='${Status}\n' wine32:i386 2>/dev/null | grep -q "install ok installed" &&
-    return 0
+# Packages of Debian's i386 architecture: Wine's 32-bit side for the win32
+# stage, and the linux32 stage's 32-bit libraries of the programs its preload
+# tests run (python3's and sqlite3's, whose programs cannot be installed for
+# i386 beside the 64-bit ones). They need dpkg's i386 architecture, and
+# install only while Debian's i386 package lists are in step with the amd64
+# ones (a mirror mid-sync serves them out of step, and apt refuses). Where
+# they cannot, it says apt's answer and leaves the machine as it found it
+# (the architecture removed again, so that no later `apt-get update` trips on
+# the i386 lists); the tests that need them are then reported as skipped.
+#   i386_packages "PACKAGE:i386 ..." "what the stage does without them"
+i386_packages() {
+  wanted=$1 without=$2 absent=
+  for package in $wanted; do
+    dpkg-query -W -f='${Status}\n' "$package" 2>/dev/null | grep -q "install ok installed" ||
+      absent="$absent $package"
+  done
+  [ -z "$absent" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
-    say "wine32:i386 is not installed (not root): the win32 stage will skip its runs"
+    say "not installed (not root):$absent: $without"
     return 0
   fi
   added=no
   if ! dpkg --print-foreign-architectures | grep -qx i386; then
-    say "dpkg --add-architecture i386 (for wine32:i386)"
+    say "dpkg --add-architecture i386 (for$absent)"
     dpkg --add-architecture i386
     added=yes
   fi
   say "apt-get update (with the i386 lists)"
   apt-get update -q >"$log" 2>&1 || { grep -E '^(E|W):' "$log" | head -n 5 >&2; }
-  say "installing wine32:i386 (optional)"
-  if apt-get install -y -q --no-install-recommends wine32:i386 >"$log" 2>&1; then
-    say "wine32:i386 installed"
+  say "installing$absent (optional)"
+  # shellcheck disable=SC2086 # the list is words on purpose
+  if apt-get install -y -q --no-install-recommends $absent >"$log" 2>&1; then
+    say "installed$absent"
     return 0
   fi
   grep -vE '^(Reading|Building|Some packages|requested|distribution|or been moved|The following information)' \
     "$log" | tail -n 20 >&2
-  say "could not install wine32:i386 (apt's answer above): the win32 stage builds everything" \
-    "and reports its runs as skipped"
+  say "could not install$absent (apt's answer above): $without"
   if [ "$added" = yes ] && [ -z "$(dpkg-query -W -f='${Architecture}\n' 2>/dev/null | grep -x i386)" ]; then
     dpkg --remove-architecture i386 && apt-get update -q >"$log" 2>&1 || true
     say "dpkg's i386 architecture removed again"
@@ -196,5 +212,8 @@ for package in $want; do
   esac
 done
 extras
-[ "$mode" = win32 ] && win32_wine
+case "$mode" in
+  win32) i386_packages "$win32_i386" "the win32 stage builds everything and reports its runs as skipped" ;;
+  linux32) i386_packages "$linux32_i386" "the linux32 stage reports its preload tests of python3 and sqlite3 as skipped" ;;
+esac
 exit 0

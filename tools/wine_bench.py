@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The Pascal workloads as Win64 programs under Wine, side by side: Free
-Pascal's own heap (fpcheap), msvcrt's malloc through cmem, and BriskMM linked
-statically. Shows that the programs run and agree, and the shape of their
-scaling; Wine's heap, loader and scheduler are not Windows', so these are not
-Windows timings.
+"""The Pascal workloads as Win64 or Win32 programs under Wine, side by side:
+Free Pascal's own heap (fpcheap), msvcrt's malloc through cmem, and BriskMM
+linked statically. Shows that the programs run and agree, and the shape of
+their scaling; Wine's heap, loader and scheduler are not Windows', so these
+are not Windows timings.
 
-usage: tools/wine_bench.py [--build build-win64] [--reps 5] [--threads 1,2,4]
+usage: tools/wine_bench.py [--win32] [--build DIR] [--reps 5] [--threads 1,2,4]
                            [--mb 12] [--objects-items N]
 
-Needs a Windows build with its Pascal programs (scripts/test-windows.sh).
-Generates its line data (4 files of --mb MB each) under BUILD/pascal-win64/
-with the workloads' own generator. Each configuration runs --reps times,
+Needs a Windows build with its Pascal programs: build-win64 by default
+(scripts/test-windows.sh), or with --win32 the i386-win32 programs of
+build-win32 (`./brisk test --stages win32`), run by Wine's 32-bit loader
+(/usr/lib/wine/wine, Debian's wine32:i386). Generates its line data (4 files
+of --mb MB each) under BUILD/pascal-win64/ (pascal-win32/) with the
+workloads' own generator. Each configuration runs --reps times,
 interleaved (rep by rep) so that a change in the machine's load hits all of
 them alike; prints medians of the in-program times (ms=), the ratio to
 BriskMM, the peak working sets, the load average before and after, and fails
@@ -39,11 +42,24 @@ def wine_env(build):
     return env
 
 
+# the Wine loader and the objdump of each width: wine64's loader cannot start
+# a 32-bit program, and /usr/bin/wine may be either
+WIDTHS = {
+    "win64": (("/usr/lib/wine/wine64", "/usr/bin/wine64", "/usr/bin/wine"),
+              "wine64 not found (scripts/install-deps.sh windows)", "x86_64-w64-mingw32-objdump"),
+    "win32": (("/usr/lib/wine/wine",),
+              "Wine's 32-bit loader /usr/lib/wine/wine not found (Debian's wine32:i386, which "
+              "scripts/install-deps.sh win32 installs where apt can)", "i686-w64-mingw32-objdump"),
+}
+WIDTH = "win64"
+
+
 def wine_binary():
-    for candidate in ("/usr/lib/wine/wine64", "/usr/bin/wine64", "/usr/bin/wine"):
+    candidates, missing, _ = WIDTHS[WIDTH]
+    for candidate in candidates:
         if os.access(candidate, os.X_OK):
             return candidate
-    sys.exit("wine_bench: wine64 not found (scripts/install-deps.sh windows)")
+    sys.exit(f"wine_bench: {missing}")
 
 
 def run(build, program, args):
@@ -63,24 +79,31 @@ def load_average():
 
 
 def imports(program):
-    out = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", program], capture_output=True,
+    out = subprocess.run([WIDTHS[WIDTH][2], "-p", program], capture_output=True,
                          text=True).stdout
     return sorted({name.lower() for name in re.findall(r"DLL Name: (\S+)", out)})
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build-win64"))
+    parser.add_argument("--win32", action="store_true",
+                        help="the i386-win32 programs under Wine's 32-bit loader")
+    parser.add_argument("--build", help="the build folder (default build-win64, or build-win32 "
+                        "with --win32)")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--threads", default="1,2,4")
     parser.add_argument("--mb", type=int, default=12, help="MB per line file (4 files)")
     parser.add_argument("--objects-items", type=int, default=0,
                         help="objects --items (0: the workload's default)")
     options = parser.parse_args(argv)
-    build = os.path.abspath(options.build)
-    bench = os.path.join(build, "pascal-win64", "bench")
+    global WIDTH
+    WIDTH = "win32" if options.win32 else "win64"
+    build = os.path.abspath(options.build or os.path.join(ROOT, f"build-{WIDTH}"))
+    bench = os.path.join(build, f"pascal-{WIDTH}", "bench")
+    if not os.path.isdir(bench):
+        sys.exit(f"wine_bench: no {bench}: build the {WIDTH} programs first")
     threads = [int(t) for t in options.threads.split(",")]
-    data = os.path.join(build, "pascal-win64", f"lines_{options.mb}mb")
+    data = os.path.join(build, f"pascal-{WIDTH}", f"lines_{options.mb}mb")
     if not os.path.exists(os.path.join(data, "expect.txt")):
         subprocess.run([wine_binary(), os.path.join(bench, "gen_lines.exe"), "--dir", data,
                         "--files", "4", "--mb", str(options.mb)], env=wine_env(build),
@@ -93,7 +116,7 @@ def main(argv):
         "objects": ((["--items", str(options.objects_items)] if options.objects_items else []),
                     "objects in a parallel loop"),
     }
-    print(f"load average before: {load_average()}")
+    print(f"{WIDTH} programs, {wine_binary()}; load average before: {load_average()}")
     for workload in workloads:
         for manager in MANAGERS:
             program = os.path.join(bench, f"{workload}_{manager}.exe")

@@ -9,22 +9,31 @@
 #            without naming BriskMM in its uses clause, and need no libbrisk.so
 #   gui:     an LCL program (Interfaces, Forms); built, not run (no display);
 #            brisk's entry points must be linked into it
-# usage: lazarus.sh console|gui WORK_DIR PASCAL_DIR TESTS_DIR LIBBRISK_A
+# usage: lazarus.sh console|gui WORK_DIR PASCAL_DIR TESTS_DIR LIBBRISK_A [FPC]
+# FPC: another Free Pascal compiler, for another target (a 32-bit build:
+# scripts/build-fpc-i386.sh's fpc-i386-linux); lazbuild then builds for its
+# CPU and OS, with Lazarus's FCL package taken as it is (-d: built, it would
+# be written into /usr/lib/lazarus).
 # Exit status 77 (skipped) without lazbuild or the LCL units.
 set -eu
-project=$1 work=$2 pascal=$3 tests=$4 library=$5
+project=$1 work=$2 pascal=$3 tests=$4 library=$5 fpc=${6:-fpc}
 
 command -v lazbuild >/dev/null 2>&1 || {
   echo "SKIPPED: lazbuild not found (Debian: lcl-utils; scripts/install-deps.sh test installs it)"
   exit 77
 }
-if [ "$project" = gui ] && ! ls /usr/lib/lazarus/*/lcl/units/*/*/interfaces.ppu >/dev/null 2>&1; then
-  echo "SKIPPED: no compiled LCL (Debian: lcl-units; scripts/install-deps.sh test installs it)"
+target=$("$fpc" -iTP)-$("$fpc" -iTO)
+if [ "$project" = gui ] && ! ls /usr/lib/lazarus/*/lcl/units/"$target"/*/interfaces.ppu >/dev/null 2>&1; then
+  if [ "$fpc" = fpc ]; then
+    echo "SKIPPED: no compiled LCL (Debian: lcl-units; scripts/install-deps.sh test installs it)"
+  else
+    echo "SKIPPED: no compiled LCL for $target: Debian's lcl-units holds the LCL for its own" \
+      "architecture only, and the LCL for another is built with lazbuild into /usr/lib/lazarus"
+  fi
   exit 77
 fi
 
 rm -rf "$work"
-target=$(fpc -iTP)-$(fpc -iTO)
 mkdir -p "$work/pkg/lib/$target"
 cp "$pascal/BriskMM.pas" "$pascal/brisk.lpk" "$pascal/brisk.pas" "$work/pkg/"
 cp "$library" "$work/pkg/lib/$target/"
@@ -32,6 +41,11 @@ cp -R "$tests/lazarus/$project" "$work/$project"
 
 # A configuration of the test's own, not the user's ~/.lazarus.
 lazbuild="lazbuild --pcp=$work/config"
+package_flags=
+if [ "$fpc" != fpc ]; then
+  lazbuild="$lazbuild --compiler=$fpc --cpu=$("$fpc" -iTP) --os=$("$fpc" -iTO)"
+  package_flags=-d
+fi
 step() { # what, command...: runs it, shows its output if it fails
   what=$1
   shift
@@ -42,7 +56,7 @@ step() { # what, command...: runs it, shows its output if it fails
   fi
 }
 step "lazbuild --add-package-link brisk.lpk" $lazbuild --add-package-link "$work/pkg/brisk.lpk"
-step "lazbuild brisk.lpk" $lazbuild "$work/pkg/brisk.lpk"
+step "lazbuild brisk.lpk" $lazbuild $package_flags "$work/pkg/brisk.lpk"
 # -d (--skip-dependencies): use the installed LCL and FCL as they are. Without
 # it lazbuild decides that Debian's prebuilt LCL needs a rebuild (one of its
 # packages ships no state file) and writes into /usr/lib/lazarus.

@@ -3,11 +3,13 @@
 # Runs Debian's python3 (PYTHONMALLOC=malloc) on a deterministic workload on
 # glibc's malloc and with LD_PRELOAD=libbrisk.so; the outputs must be
 # identical, and the preloaded run must show brisk serving Python's objects.
-# usage: preload_python.sh LIBBRISK WORKLOAD.py
+# PYTHON replaces Debian's python3: in a 32-bit build, python_main.c linked
+# against Debian's libpython3.11:i386.
+# usage: preload_python.sh LIBBRISK WORKLOAD.py [PYTHON]
 set -u
 lib=$1
 workload=$2
-py=/usr/bin/python3
+py=${3:-/usr/bin/python3}
 . "$(dirname "$0")/preload_common.sh"
 
 if [ ! -x "$py" ]; then

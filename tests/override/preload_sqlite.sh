@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MIT
 # Runs Debian's sqlite3 on a scripted database on glibc's malloc and with
 # LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
-# linker must bind sqlite's and libc's malloc/free to libbrisk.
-# usage: preload_sqlite.sh LIBBRISK SCRIPT.sql
+# linker must bind sqlite's and libc's malloc/free to libbrisk. SQLITE
+# replaces Debian's sqlite3: in a 32-bit build, sqlite_shell.c linked against
+# Debian's libsqlite3-0:i386.
+# usage: preload_sqlite.sh LIBBRISK SCRIPT.sql [SQLITE]
 set -u
 lib=$1
 script=$2
 . "$(dirname "$0")/preload_common.sh"
 
-sq=$(command -v sqlite3)
+sq=${3:-$(command -v sqlite3)}
 if [ -z "$sq" ]; then
   bad "sqlite3 is not installed (apt-get install sqlite3); this test needs it"
   finish
