@@ -24,16 +24,9 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <execinfo.h>
-#endif
 
 /* ---- stacks and code ranges ---------------------------------------------- */
-#ifdef __GLIBC__
-int platform_backtrace(void **frames, int max) {
-  return backtrace(frames, max);
-}
-#else
+#ifndef __GLIBC__ /* glibc's: linux_unwind.c */
 /* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
  * glibc's _dl_find_object: the stack is walked by its frame pointers, which
  * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
