@@ -335,12 +335,19 @@ static inline void thread_word_set(enum thread_word word, uintptr_t value) {
   platform_tls_word_set(word, value);
 }
 #else
-INTERNAL extern _Thread_local uintptr_t tl_words[THREAD_WORD_COUNT];
+/* One thread-local (initial-exec, heap.c) for the heap and the words, so
+ * that a fast path reaches both from one address (the heap profile's
+ * countdown on libbrisk-heapprof.so's malloc). */
+typedef struct thread_locals {
+  heap_t *heap; /* starts as &heap_empty; the THREAD_HEAP word is not used */
+  uintptr_t words[THREAD_WORD_COUNT];
+} thread_locals;
+INTERNAL extern _Thread_local thread_locals tl_thread;
 static inline uintptr_t thread_word(enum thread_word word) {
-  return tl_words[word];
+  return tl_thread.words[word];
 }
 static inline void thread_word_set(enum thread_word word, uintptr_t value) {
-  tl_words[word] = value;
+  tl_thread.words[word] = value;
 }
 #endif
 static inline bool in_diag(void) {
@@ -627,14 +634,11 @@ static inline void heap_set_current(heap_t *heap) {
   thread_word_set(THREAD_HEAP, (uintptr_t)heap - (uintptr_t)&heap_empty);
 }
 #else
-/* A _Thread_local of its own (initial-exec), which starts as &heap_empty;
- * the THREAD_HEAP word is not used. */
-INTERNAL extern _Thread_local heap_t *tl_heap;
 static inline heap_t *heap_current(void) {
-  return tl_heap;
+  return tl_thread.heap;
 }
 static inline void heap_set_current(heap_t *heap) {
-  tl_heap = heap;
+  tl_thread.heap = heap;
 }
 #endif
 /* A heap for the calling thread, which has none: an abandoned one or a new one. */

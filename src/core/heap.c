@@ -13,7 +13,8 @@
 
 heap_t heap_empty = {.direct = {[0 ... DIRECT_SLOTS - 1] = &page_empty}};
 #ifndef PLATFORM_TLS_WORDS
-_Thread_local heap_t *tl_heap __attribute__((tls_model("initial-exec"))) = &heap_empty;
+_Thread_local thread_locals tl_thread
+    __attribute__((tls_model("initial-exec"))) = {.heap = &heap_empty};
 #endif
 
 static platform_lock_t heaps_mutex = PLATFORM_LOCK_INIT;

@@ -6,10 +6,6 @@
 
 #include <string.h>
 
-#ifndef PLATFORM_TLS_WORDS
-_Thread_local uintptr_t tl_words[THREAD_WORD_COUNT];
-#endif
-
 /* An ELF linker defines these around the section (weak: none if it is
  * empty); elsewhere brisk's library range stands in (see report_init). */
 #ifdef __ELF__

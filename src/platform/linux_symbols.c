@@ -24,16 +24,9 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <execinfo.h>
-#endif
 
 /* ---- stacks and code ranges ---------------------------------------------- */
-#ifdef __GLIBC__
-int platform_backtrace(void **frames, int max) {
-  return backtrace(frames, max);
-}
-#else
+#ifndef __GLIBC__ /* glibc's: linux_unwind.c */
 /* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
  * glibc's _dl_find_object: the stack is walked by its frame pointers, which
  * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
@@ -413,20 +406,41 @@ static void copy_text(char *out, size_t size, const char *text) {
   out[n] = 0;
 }
 
+/* The module holding address: where it is mapped and its path. glibc's
+ * _dl_find_object looks it up in a sorted table; dladdr also searches the
+ * module's symbols (tens of thousands of instructions a call in libc, which
+ * naming a profile's frames at exit would pay for each), but it gives the
+ * program's own path, which the program's link map leaves empty. */
+static bool module_of(uintptr_t address, const ElfW(Ehdr) * *base, const char **name) {
+#if defined(__GLIBC__) && defined(DLFO_STRUCT_HAS_EH_DBASE)
+  struct dl_find_object found;
+  if (_dl_find_object((void *)address, &found) != 0 || found.dlfo_link_map == NULL) return false;
+  *base = found.dlfo_map_start;
+  *name = found.dlfo_link_map->l_name;
+  if (*name != NULL && (*name)[0] != 0) return true;
+#endif
+  Dl_info info;
+  if (!dladdr((void *)address, &info)) return false;
+  *base = info.dli_fbase;
+  *name = info.dli_fname;
+  return *name != NULL;
+}
+
 /* module+offset of a return address, the way addr2line wants it. */
-static bool locate(uintptr_t pc, Dl_info *info, uintptr_t *offset, const char **module) {
-  if (!dladdr((void *)(pc - 1), info) || info->dli_fname == NULL) return false;
-  const ElfW(Ehdr) *elf = info->dli_fbase;
-  *offset = elf->e_type == ET_DYN ? pc - 1 - (uintptr_t)info->dli_fbase : pc - 1;
-  *module = info->dli_fname[0] ? info->dli_fname : "/proc/self/exe";
+static bool locate(uintptr_t pc, const ElfW(Ehdr) * *base, uintptr_t *offset, const char **module) {
+  const char *name;
+  if (!module_of(pc - 1, base, &name)) return false;
+  *offset = (*base)->e_type == ET_DYN ? pc - 1 - (uintptr_t)*base : pc - 1;
+  *module = name[0] ? name : "/proc/self/exe";
   return true;
 }
 
 static void name_from_symbol_table(name_t *slot, uintptr_t pc) {
   Dl_info info;
+  const ElfW(Ehdr) * base;
   uintptr_t offset;
   const char *module;
-  if (!locate(pc, &info, &offset, &module)) {
+  if (!locate(pc, &base, &offset, &module) || !dladdr((void *)(pc - 1), &info)) {
     snprintf(slot->text, NAME_TEXT, "??");
   } else if (info.dli_sname != NULL) {
     snprintf(slot->text, NAME_TEXT, "%s+0x%lx (%s+0x%lx)", info.dli_sname,
@@ -514,10 +528,10 @@ void platform_symbols_prepare(void *const *frames, size_t count) {
   }
   for (size_t i = 0; i < count; i++) {
     if (done[i]) continue;
-    Dl_info info;
+    const ElfW(Ehdr) * base;
     uintptr_t offset;
     const char *module;
-    if (!have_tool || !locate((uintptr_t)frames[i], &info, &offset, &module) ||
+    if (!have_tool || !locate((uintptr_t)frames[i], &base, &offset, &module) ||
         is_system_module(module)) {
       done[i] = true;
       continue;
@@ -526,10 +540,10 @@ void platform_symbols_prepare(void *const *frames, size_t count) {
     uintptr_t pcs[BATCH], offsets[BATCH];
     size_t batch = 0;
     for (size_t j = i; j < count && batch < BATCH; j++) {
-      Dl_info other;
+      const ElfW(Ehdr) * other_base;
       uintptr_t other_offset;
       const char *other_module;
-      if (done[j] || !locate((uintptr_t)frames[j], &other, &other_offset, &other_module) ||
+      if (done[j] || !locate((uintptr_t)frames[j], &other_base, &other_offset, &other_module) ||
           strcmp(other_module, module) != 0)
         continue;
       pcs[batch] = (uintptr_t)frames[j];
@@ -577,9 +591,9 @@ static void build_id_of(const ElfW(Ehdr) * elf, char *out, size_t size) {
 
 bool platform_code_location(const void *return_address, char *module, size_t module_size,
                             uintptr_t *offset, char *build, size_t build_size) {
-  Dl_info info;
+  const ElfW(Ehdr) * base;
   const char *file;
-  if (!locate((uintptr_t)return_address, &info, offset, &file)) return false;
+  if (!locate((uintptr_t)return_address, &base, offset, &file)) return false;
   if (strcmp(file, "/proc/self/exe") == 0) { /* the program: its real path, for later */
     ssize_t n = readlink(file, module, module_size - 1);
     module[n > 0 ? n : 0] = 0;
@@ -587,6 +601,6 @@ bool platform_code_location(const void *return_address, char *module, size_t mod
   } else {
     snprintf(module, module_size, "%s", file);
   }
-  build_id_of(info.dli_fbase, build, build_size);
+  build_id_of(base, build, build_size);
   return true;
 }

@@ -323,6 +323,10 @@ void platform_exit_now(int status) __attribute__((noreturn));
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */
 /* Return addresses of the calling thread's stack, innermost first. */
 int platform_backtrace(void **frames, int max);
+/* The same walked with the cached unwind rules alone (Linux with glibc on
+ * x86-64, linux_unwind.c), -1 where platform_backtrace would hand the stack
+ * to the C library's unwinder: for tests that compare the two. */
+int platform_backtrace_cached(void **frames, int max);
 /* The same from a frame pointer of the calling thread (code that keeps frame
  * pointers and no unwind tables: Free Pascal's): the return address beside
  * each saved frame pointer, following the chain while it stays inside the
