@@ -102,24 +102,6 @@ static inline void segment_set_page_shift(segment_t *segment, uint8_t shift) {
   segment->descriptor_shift = (uint8_t)(shift - PAGE_DESCRIPTOR_SHIFT);
 }
 
-/* ---- segment lists: a heap's segments with free pages, and the caches ------- */
-static inline void segment_list_push(segment_list_t *list, segment_t *segment) {
-  segment->prev = NULL;
-  segment->next = list->first;
-  if (list->first != NULL) list->first->prev = segment;
-  list->first = segment;
-  list->count++;
-}
-static inline void segment_list_remove(segment_list_t *list, segment_t *segment) {
-  if (segment->prev != NULL)
-    segment->prev->next = segment->next;
-  else
-    list->first = segment->next;
-  if (segment->next != NULL) segment->next->prev = segment->prev;
-  segment->next = segment->prev = NULL;
-  list->count--;
-}
-
 /* ---- message.c: the only writer of brisk's messages ----------------------------- */
 /* The format checks of brisk's own formatting: GCC's gnu_printf, which knows
  * %zu on MinGW too (GCC's printf means msvcrt's there); clang has only printf. */
@@ -611,7 +593,6 @@ INTERNAL size_t page_release_idle(heap_t *heap);
 INTERNAL void page_collect_heap(heap_t *heap, bool force);
 INTERNAL uint8_t *page_block_start(const page_t *page, const void *p);
 INTERNAL void page_mark_aligned(heap_t *heap, page_t *page);
-INTERNAL void page_queue_verify(const heap_t *heap, const page_queue_t *queue);
 
 /* ---- heap.c: thread heaps ------------------------------------------------------------- */
 INTERNAL extern heap_t heap_empty;
@@ -706,15 +687,9 @@ extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
 INTERNAL void fence_init(void);
 /* The purger's thread starts: the fence is on if the process registered. */
 INTERNAL bool fence_start(void);
-/* The owner's side: true when it is marked busy, so that the purger leaves
- * the heap alone until fence_owner_leave; false when there is no fence or
- * the purger is in. */
-static inline bool fence_owner_mark(heap_t *heap);
-static inline bool fence_owner_enter(heap_t *heap) {
-  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
-  return fence_owner_mark(heap);
-}
-/* fence_owner_enter for a caller that knows the fence is on. */
+/* The owner's side, for a caller that knows the fence is on: true when it
+ * is marked busy, so that the purger leaves the heap alone until
+ * fence_owner_leave; false when the purger is in. */
 static inline bool fence_owner_mark(heap_t *heap) {
   atomic_store_relaxed(&heap->xowner_busy, 1);
   atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
@@ -725,6 +700,11 @@ static inline bool fence_owner_mark(heap_t *heap) {
   atomic_store_release(&heap->xowner_busy, 0);
   TEST_COUNT(owner_found_purger);
   return false;
+}
+/* fence_owner_mark, false too when there is no fence. */
+static inline bool fence_owner_enter(heap_t *heap) {
+  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
+  return fence_owner_mark(heap);
 }
 static inline void fence_owner_leave(heap_t *heap) {
   atomic_store_release(&heap->xowner_busy, 0);

@@ -89,8 +89,9 @@ static void direct_update(heap_t *heap, unsigned size_class) {
     heap->direct[slot] = page;
 }
 
-/* Checks a queue's links and each page's counts (BRISK_DEBUG builds). */
-void page_queue_verify(const heap_t *heap, const page_queue_t *queue) {
+#ifdef BRISK_DEBUG
+/* Checks a queue's links and each page's counts after every queue move. */
+static void queue_verify(const heap_t *heap, const page_queue_t *queue) {
   const page_t *previous = NULL;
   for (const page_t *page = queue->first; page != NULL; page = page->next) {
     brisk_assert(page->prev == previous);
@@ -101,16 +102,11 @@ void page_queue_verify(const heap_t *heap, const page_queue_t *queue) {
     bool plain = !diag_counting && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
     brisk_assert(atomic_load_relaxed(&page->xowner_tag) == (plain ? heap : NULL));
     brisk_assert(((flags & PAGE_IN_FULL) != 0) == (queue == &heap->full));
-    (void)plain;
     previous = page;
   }
   brisk_assert(queue->last == previous);
-  (void)heap;
-  (void)previous;
 }
-
-#ifdef BRISK_DEBUG
-#define QUEUE_VERIFY(heap, queue) page_queue_verify((heap), (queue))
+#define QUEUE_VERIFY(heap, queue) queue_verify((heap), (queue))
 #else
 #define QUEUE_VERIFY(heap, queue) ((void)0)
 #endif

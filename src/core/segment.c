@@ -92,12 +92,20 @@ static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
 /* A heap's list of segments with a free page; `listed` says whether the
  * segment is on it. */
 static void list_push(segment_list_t *list, segment_t *segment) {
-  segment_list_push(list, segment);
+  segment->prev = NULL;
+  segment->next = list->first;
+  if (list->first != NULL) list->first->prev = segment;
+  list->first = segment;
   segment->listed = true;
 }
 
 static void list_remove(segment_list_t *list, segment_t *segment) {
-  segment_list_remove(list, segment);
+  if (segment->prev != NULL)
+    segment->prev->next = segment->next;
+  else
+    list->first = segment->next;
+  if (segment->next != NULL) segment->next->prev = segment->prev;
+  segment->next = segment->prev = NULL;
   segment->listed = false;
 }
 
@@ -223,11 +231,8 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_c
   segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
   memory_note_committed((ptrdiff_t)HEADER_COMMITTED);
-  if (!XFREE_HOLDS((uintptr_t)segment)) { /* see XFREE_COUNT_SHIFT */
-    segment_unmap(segment);
-    return NULL;
-  }
-  if (!segment_layout(segment, heap, kind)) {
+  /* XFREE_HOLDS: see XFREE_COUNT_SHIFT */
+  if (!XFREE_HOLDS((uintptr_t)segment) || !segment_layout(segment, heap, kind)) {
     segment_unmap(segment);
     return NULL;
   }
