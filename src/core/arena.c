@@ -14,7 +14,6 @@
  * its size in its last word, so the next chunk can find its start. */
 #include "core.h"
 
-#include <errno.h>
 #include <string.h>
 
 #define CHUNK_HEADER 16
@@ -267,10 +266,7 @@ static void *arena_take_chunk(heap_t *heap, arena_t *arena, size_t need, size_t 
   if (atomic_load_relaxed(&arena->xremote) != NULL) arena_drain(arena);
   chunk_t *chunk = arena_find(arena, need);
   if (chunk == NULL && arena_grow(heap, arena)) chunk = arena_find(arena, need);
-  if (chunk == NULL || !bin_take(arena, chunk)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (chunk == NULL || !bin_take(arena, chunk)) return out_of_memory();
   arena->dirty_bytes = arena->dirty_bytes > need ? arena->dirty_bytes - need : 0;
   uint64_t found = head_of(chunk);
   /* A purged inside reads zero, but in a forked child, where a purge in

@@ -10,6 +10,7 @@
 #include "../platform/platform.h"
 #include "types.h"
 
+#include <errno.h>
 #include <stdarg.h>
 
 /* ---- assertions (BRISK_DEBUG builds) ------------------------------------- */
@@ -60,6 +61,13 @@
  * write, but no torn values either. */
 #define counter_add(c, n) shared_store_relaxed(&(c), shared_load_relaxed(&(c)) + (n))
 #define counter_get(c) shared_load_relaxed(&(c))
+
+/* ---- failing --------------------------------------------------------------- */
+/* How every allocation fails: errno is ENOMEM, the result NULL. */
+static inline void *out_of_memory(void) {
+  errno = ENOMEM;
+  return NULL;
+}
 
 /* ---- address arithmetic -------------------------------------------------- */
 static inline uintptr_t align_up(uintptr_t x, size_t alignment) {

@@ -11,7 +11,6 @@
  * pages with mremap. */
 #include "core.h"
 
-#include <errno.h>
 #include <string.h>
 
 /* Freed spans; when full, the oldest make room. */
@@ -228,10 +227,7 @@ static segment_t *reuse(size_t total) {
 }
 
 void *huge_alloc(size_t size, size_t alignment, bool zero) {
-  if (size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2) return out_of_memory();
   size_t offset = huge_offset(alignment);
   size_t total = huge_span(offset, size);
   segment_t *segment = NULL;
@@ -246,10 +242,7 @@ void *huge_alloc(size_t size, size_t alignment, bool zero) {
       memory_release(segment, total);
       segment = NULL;
     }
-    if (segment == NULL) {
-      errno = ENOMEM;
-      return NULL;
-    }
+    if (segment == NULL) return out_of_memory();
     memory_note_committed((ptrdiff_t)total);
     segment_map_set(segment, true);
   }

@@ -7,7 +7,6 @@
  * bytes, so a write past the end is seen when the block is freed. */
 #include "diag.h"
 
-#include <errno.h>
 #include <string.h>
 
 #define FREED_FILL 0xDF
@@ -32,20 +31,14 @@ static unsigned stats_class(size_t requested) {
 }
 
 void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
-  if (size > SIZE_LIMIT - CANARY_BYTES - sizeof(diag_trailer_t)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (size > SIZE_LIMIT - CANARY_BYTES - sizeof(diag_trailer_t)) return out_of_memory();
   size_t need = size + CANARY_BYTES + sizeof(diag_trailer_t);
   uint8_t *user;
   if (alignment > ALIGNMENT_MIN)
     user = alloc_aligned(heap, need, alignment);
   else
     user = alloc_sized(heap, need, false);
-  if (user == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (user == NULL) return out_of_memory();
   if (zero) memset(user, 0, size);
   segment_t *segment = segment_of(user);
   diag_trailer_t *trailer = diag_trailer_of(segment, page_of(segment, user), user);
