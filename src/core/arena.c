@@ -316,12 +316,16 @@ void *arena_alloc(heap_t *heap, size_t size, bool zero) {
 }
 
 /* The chunk of a block pointer, or NULL when p is no live block here. */
-static chunk_t *chunk_of(segment_t *segment, const void *p) {
-  uintptr_t offset = (uintptr_t)p - (uintptr_t)segment;
-  if ((offset & 15) != 0 || offset < ARENA_AREA_START + CHUNK_HEADER || offset >= ARENA_AREA_END)
-    return NULL;
+static chunk_t *chunk_of(const segment_t *segment, const void *p) {
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
-  return chunk_live(chunk, head_of(chunk)) ? chunk : NULL;
+  return chunk_offset_ok(segment, p) && chunk_live(chunk, head_of(chunk)) ? chunk : NULL;
+}
+
+/* The chunk of the live block p; anything else is reported as a bad free. */
+static chunk_t *chunk_checked(const segment_t *segment, const void *p) {
+  chunk_t *chunk = chunk_of(segment, p);
+  if (unlikely(chunk == NULL)) chunk_free_invalid(p);
+  return chunk;
 }
 
 static void chunk_free_local(arena_t *arena, chunk_t *chunk) {
@@ -408,13 +412,11 @@ static bool arena_purge_locked(arena_t *arena, uint64_t now, uint64_t min_age_ms
 
 void arena_free(segment_t *segment, void *p) {
   heap_t *owner = segment->owner;
-  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   if (unlikely(owner != heap_current())) {
     arena_free_remote(segment, &owner->arena, p);
     return;
   }
-  uint64_t head = head_of(chunk);
-  if (unlikely(!chunk_offset_ok(segment, p) || !chunk_live(chunk, head))) chunk_free_invalid(p);
+  chunk_t *chunk = chunk_checked(segment, p);
   arena_t *arena = &owner->arena;
   brief_lock_acquire(&arena->lock);
   chunk_free_local(arena, chunk);
@@ -449,9 +451,8 @@ static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void 
 void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
   heap_t *owner = segment->owner;
   if (owner != heap_current() || size_range_of(size) != RANGE_ARENA) return NULL;
-  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
+  chunk_t *chunk = chunk_checked(segment, p);
   uint64_t head = head_of(chunk);
-  if (!chunk_offset_ok(segment, p) || !chunk_live(chunk, head)) chunk_free_invalid(p);
   size_t need = chunk_need(size), have = CHUNK_SIZE(head);
   arena_t *arena = &owner->arena;
   brief_lock_acquire(&arena->lock);
@@ -547,9 +548,7 @@ void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
 }
 
 size_t arena_usable_size(segment_t *segment, const void *p) {
-  chunk_t *chunk = chunk_of(segment, p);
-  if (chunk == NULL) chunk_free_invalid(p);
-  return CHUNK_SIZE(head_of(chunk)) - CHUNK_HEADER;
+  return CHUNK_SIZE(head_of(chunk_checked(segment, p))) - CHUNK_HEADER;
 }
 
 uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed) {
