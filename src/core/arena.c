@@ -535,8 +535,6 @@ static void count_in_use(uint8_t *block, size_t size, void *total) {
   *(size_t *)total += size + CHUNK_HEADER;
 }
 
-/* brisk_heap_check's part: the bytes of the chunks in use, found by walking
- * every chunk of the arena, and the count kept of them, both under the lock. */
 void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
   arena_t *arena = &heap->arena;
   brief_lock_acquire(&arena->lock);

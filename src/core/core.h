@@ -790,7 +790,7 @@ INTERNAL uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed
 INTERNAL void arena_chunks_visit(segment_t *segment,
                                  void (*visit)(uint8_t *block, size_t size, void *arg), void *arg);
 /* The bytes of the arena's chunks in use, walked chunk by chunk, and as
- * counted for mallinfo (brisk_heap_check compares them). */
+ * counted for mallinfo, both under the lock (brisk_heap_check compares them). */
 INTERNAL void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
 /* The background purger's visit; returns whether something is left to purge. */
 INTERNAL bool arena_purge_expired(heap_t *heap, bool force);

@@ -12,8 +12,6 @@ page_t page_empty; /* free == NULL: every fast path through it fails */
 uintptr_t free_secret =
     (uintptr_t)0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
 
-/* The rare wait for a heap's pages_lock: the background purger holds it
- * for one walk of the heap's queues. */
 void brief_lock_wait(brief_lock_t *lock) {
   event_note(EVENT_LOCK_WAIT);
   for (unsigned tries = 0;; tries++) {
