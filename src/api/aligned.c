@@ -52,11 +52,11 @@ void *brisk_memalign(size_t alignment, size_t size) {
 }
 
 void *brisk_valloc(size_t size) {
-  return aligned_malloc(platform_page_size(), size);
+  return aligned_malloc(os_page_size(), size);
 }
 
 void *brisk_pvalloc(size_t size) {
-  size_t page = platform_page_size();
+  size_t page = os_page_size();
   if (size > SIZE_LIMIT) return out_of_memory();
   size_t rounded = align_up(size == 0 ? 1 : size, page);
   return aligned_malloc(page, rounded);
