@@ -240,9 +240,6 @@ static chunk_t *arena_find(arena_t *arena, size_t need) {
   return NULL;
 }
 
-static void arena_drain(arena_t *arena);
-static void chunk_free_local(arena_t *arena, chunk_t *chunk);
-
 /* The bytes of the chunks in use, for mallinfo: a chunk counts whole from
  * the moment it is cut for a block until it is freed in the arena (a remote
  * free once the owner takes it in); the parts an aligned block or a
@@ -258,6 +255,46 @@ static void in_use_note(arena_t *arena, ptrdiff_t bytes) {
 static size_t chunk_need(size_t size) {
   size_t need = align_up(size + CHUNK_HEADER, 16);
   return need < CHUNK_MIN ? CHUNK_MIN : need;
+}
+
+static void chunk_free_local(arena_t *arena, chunk_t *chunk) {
+  size_t size = CHUNK_SIZE(head_of(chunk));
+  in_use_note(arena, -(ptrdiff_t)size);
+  arena->dirty_bytes += size;
+  uint64_t prev_flag = head_of(chunk) & CHUNK_PREV_INUSE;
+  chunk_t *next = chunk_at(chunk, size);
+  if (!(head_of(next) & CHUNK_INUSE) && bin_take(arena, next)) {
+    size += CHUNK_SIZE(head_of(next));
+    chunk_forget(next);
+  }
+  if (!prev_flag) {
+    size_t prev_size = *(uint64_t *)((uint8_t *)chunk - 8);
+    chunk_t *prev = (chunk_t *)((uint8_t *)chunk - prev_size);
+    if (bin_take(arena, prev)) {
+      size += prev_size;
+      prev_flag = head_of(prev) & CHUNK_PREV_INUSE;
+      chunk_forget(chunk);
+      chunk = prev;
+    }
+  }
+  chunk_make_free(chunk, size, prev_flag);
+  bin_push(arena, chunk);
+}
+
+/* The owner takes in what other threads freed (each validated and flagged
+ * by its freer: arena_free_remote). */
+static void arena_drain(arena_t *arena) {
+  chunk_t *chunk = atomic_exchange_acquire(&arena->xremote, NULL);
+  while (chunk != NULL) {
+    chunk_t *next = chunk->next;
+    uint64_t head = head_of(chunk);
+    /* Freed again, by a thread racing the one that queued it, since. */
+    if (!chunk_live(chunk, head & ~CHUNK_REMOTE) || !(head & CHUNK_REMOTE))
+      chunk_free_invalid((uint8_t *)chunk + CHUNK_HEADER);
+    head_put(chunk, head & ~CHUNK_REMOTE);
+    chunk_free_local(arena, chunk);
+    chunk = next;
+  }
 }
 
 /* With zero_size, the block's first zero_size bytes are cleared, but for
@@ -328,47 +365,23 @@ static chunk_t *chunk_checked(const segment_t *segment, const void *p) {
   return chunk;
 }
 
-static void chunk_free_local(arena_t *arena, chunk_t *chunk) {
-  size_t size = CHUNK_SIZE(head_of(chunk));
-  in_use_note(arena, -(ptrdiff_t)size);
-  arena->dirty_bytes += size;
-  uint64_t prev_flag = head_of(chunk) & CHUNK_PREV_INUSE;
-  chunk_t *next = chunk_at(chunk, size);
-  if (!(head_of(next) & CHUNK_INUSE) && bin_take(arena, next)) {
-    size += CHUNK_SIZE(head_of(next));
-    chunk_forget(next);
-  }
-  if (!prev_flag) {
-    size_t prev_size = *(uint64_t *)((uint8_t *)chunk - 8);
-    chunk_t *prev = (chunk_t *)((uint8_t *)chunk - prev_size);
-    if (bin_take(arena, prev)) {
-      size += prev_size;
-      prev_flag = head_of(prev) & CHUNK_PREV_INUSE;
-      chunk_forget(chunk);
-      chunk = prev;
-    }
-  }
-  chunk_make_free(chunk, size, prev_flag);
-  bin_push(arena, chunk);
+/* Another thread's free: validated here, before anything is written, and
+ * flagged CHUNK_REMOTE with a compare-and-swap, so that no second free (of
+ * any thread) can put the chunk on the list again before the owner takes it
+ * in; a chunk taken in is free, or in use again, and fails or passes the
+ * check as any other. */
+static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p) {
+  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
+  if (!chunk_offset_ok(segment, p)) chunk_free_invalid(p);
+  uint64_t head = head_of(chunk);
+  do {
+    if (!chunk_live(chunk, head)) chunk_free_invalid(p);
+  } while (!atomic_cas_weak_relaxed(&chunk->xhead, &head, head | CHUNK_REMOTE));
+  chunk_t *seen = atomic_load_relaxed(&arena->xremote);
+  do {
+    chunk->next = seen;
+  } while (!atomic_cas_weak_release(&arena->xremote, &seen, chunk));
 }
-
-/* The owner takes in what other threads freed (each validated and flagged
- * by its freer: arena_free_remote). */
-static void arena_drain(arena_t *arena) {
-  chunk_t *chunk = atomic_exchange_acquire(&arena->xremote, NULL);
-  while (chunk != NULL) {
-    chunk_t *next = chunk->next;
-    uint64_t head = head_of(chunk);
-    /* Freed again, by a thread racing the one that queued it, since. */
-    if (!chunk_live(chunk, head & ~CHUNK_REMOTE) || !(head & CHUNK_REMOTE))
-      chunk_free_invalid((uint8_t *)chunk + CHUNK_HEADER);
-    head_put(chunk, head & ~CHUNK_REMOTE);
-    chunk_free_local(arena, chunk);
-    chunk = next;
-  }
-}
-
-static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p);
 
 /* A block aligned to alignment (> 16): a chunk with room for the block and
  * alignment more is cut in three, the free chunks before and after the
@@ -424,24 +437,6 @@ void arena_free(segment_t *segment, void *p) {
       !memory_purge_never())
     arena_purge_locked(arena, platform_clock_ms(), 0, false);
   brief_lock_release(&arena->lock);
-}
-
-/* Another thread's free: validated here, before anything is written, and
- * flagged CHUNK_REMOTE with a compare-and-swap, so that no second free (of
- * any thread) can put the chunk on the list again before the owner takes it
- * in; a chunk taken in is free, or in use again, and fails or passes the
- * check as any other. */
-static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p) {
-  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
-  if (!chunk_offset_ok(segment, p)) chunk_free_invalid(p);
-  uint64_t head = head_of(chunk);
-  do {
-    if (!chunk_live(chunk, head)) chunk_free_invalid(p);
-  } while (!atomic_cas_weak_relaxed(&chunk->xhead, &head, head | CHUNK_REMOTE));
-  chunk_t *seen = atomic_load_relaxed(&arena->xremote);
-  do {
-    chunk->next = seen;
-  } while (!atomic_cas_weak_release(&arena->xremote, &seen, chunk));
 }
 
 /* realloc of an arena block by its owner, in place where it can be: a block

@@ -249,7 +249,32 @@ static void page_extend(heap_t *heap, page_t *page) {
 }
 
 /* ---- page life: fresh, parked, retired ------------------------------------------- */
-static bool page_park(heap_t *heap, page_t *page);
+/* Parks a page with nothing free on the full list; false when a remote free
+ * arrived meanwhile (collect again instead). */
+static bool page_park(heap_t *heap, page_t *page) {
+  xfree_word_t expected = 0;
+  if (!atomic_cas_strong_acq_rel(&page->xthread_free, &expected, XFREE_NOTIFY)) return false;
+  page_queue_t *queue = &heap->queues[page->size_class];
+  bool was_first = queue->first == page;
+  queue_remove(queue, page);
+  flags_set(heap, page, flags_of(page) | PAGE_IN_FULL); /* local frees must come and unpark it */
+  queue_push_back(&heap->full, page);
+  if (was_first) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  QUEUE_VERIFY(heap, &heap->full);
+  return true;
+}
+
+static void page_unpark(heap_t *heap, page_t *page) {
+  queue_remove(&heap->full, page);
+  collect_thread_free(page); /* clears XFREE_NOTIFY */
+  flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
+  page_queue_t *queue = &heap->queues[page->size_class];
+  queue_push_back(queue, page);
+  if (queue->first == page) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  QUEUE_VERIFY(heap, &heap->full);
+}
 
 page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) {
   page_queue_t *queue = &heap->queues[size_class];
@@ -379,33 +404,6 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   direct_update(heap, size_class);
   QUEUE_VERIFY(heap, &heap->queues[size_class]);
   return page;
-}
-
-/* Parks a page with nothing free on the full list; false when a remote free
- * arrived meanwhile (collect again instead). */
-static bool page_park(heap_t *heap, page_t *page) {
-  xfree_word_t expected = 0;
-  if (!atomic_cas_strong_acq_rel(&page->xthread_free, &expected, XFREE_NOTIFY)) return false;
-  page_queue_t *queue = &heap->queues[page->size_class];
-  bool was_first = queue->first == page;
-  queue_remove(queue, page);
-  flags_set(heap, page, flags_of(page) | PAGE_IN_FULL); /* local frees must come and unpark it */
-  queue_push_back(&heap->full, page);
-  if (was_first) direct_update(heap, page->size_class);
-  QUEUE_VERIFY(heap, queue);
-  QUEUE_VERIFY(heap, &heap->full);
-  return true;
-}
-
-static void page_unpark(heap_t *heap, page_t *page) {
-  queue_remove(&heap->full, page);
-  collect_thread_free(page); /* clears XFREE_NOTIFY */
-  flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
-  page_queue_t *queue = &heap->queues[page->size_class];
-  queue_push_back(queue, page);
-  if (queue->first == page) direct_update(heap, page->size_class);
-  QUEUE_VERIFY(heap, queue);
-  QUEUE_VERIFY(heap, &heap->full);
 }
 
 /* Every caller has taken in the page's remote frees, so all the blocks it
