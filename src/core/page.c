@@ -406,11 +406,13 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   return page;
 }
 
-/* Every caller has taken in the page's remote frees, so all the blocks it
- * carved are on its two lists, and stay there while it is resident: a small
- * page keeps them for its class (blocks_kept). */
+/* Retires a page whose blocks have all come back: its remote frees taken
+ * in and its pin taken out, all the blocks it carved are on its two lists,
+ * and stay there while it is resident: a small page keeps them for its
+ * class (blocks_kept). */
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
-  brisk_assert(!(flags_of(page) & PAGE_WARM));
+  collect_thread_free(page);
+  if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
   brisk_assert(page->used == 0 && atomic_load_relaxed(&page->xthread_free) == 0);
   page->blocks_kept = page->block_size <= SMALL_MAX;
   carved_note(heap, page, -(int64_t)page->capacity);
@@ -423,6 +425,7 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
 }
 
 static void page_retire_locked(heap_t *heap, page_t *page) {
+  brisk_assert(!(flags_of(page) & PAGE_WARM)); /* its pin keeps `used` above zero */
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   retire_from_queue(heap, &heap->queues[page->size_class], page);
 }
@@ -466,9 +469,6 @@ void page_collect_heap(heap_t *heap, bool force) {
       } else if (in_use != 0) {
         continue;
       }
-      collect_thread_free(page);
-      if (warm) page_unpin(heap, page);
-      brisk_assert(page->used == 0);
       retire_from_queue(heap, queue, page);
     }
   }
@@ -520,11 +520,8 @@ size_t page_release_idle(heap_t *heap) {
       next = page->next;
       if (!page_all_back(page)) continue;
       /* No remote free can come now (every block is free), so the list
-       * taken is the one counted; it joins local_free, where a later taker
-       * of the page for this class finds it (blocks_kept). */
-      collect_thread_free(page);
-      if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
-      brisk_assert(page->used == 0);
+       * the retirement takes in is the one counted; it joins local_free,
+       * where a later taker of the page for this class finds it. */
       retire_from_queue(heap, queue, page);
       released++;
     }
