@@ -954,8 +954,10 @@ INTERNAL void collect_thread_exit(void *heap);
 /* Tidy the heaps of exited threads (force: wait for the lock). */
 INTERNAL void collect_abandoned(bool force);
 /* The background purger's visit to a live heap: once its thread has not
- * tidied it for half a second, retires the pages whose blocks have all come
- * back; whether it retired any. */
+ * tidied it for IDLE_HEAP_MS (it waits, or never takes a slow path), retires
+ * the pages whose blocks have all come back, so that their memory is purged
+ * like any other free page; whether it retired any. Skipped while the
+ * thread holds the lock. */
 INTERNAL bool collect_idle_pages(heap_t *heap, uint64_t now);
 /* brisk_collect(): everything, now (after any purger round under way). */
 INTERNAL void collect_all(heap_t *heap);
