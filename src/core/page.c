@@ -488,16 +488,12 @@ void page_collect_heap(heap_t *heap, bool force) {
  * bursts of work) leaves them on their owners' remote lists, and an owner
  * that waits too never takes them in: its pages stay in use, every block in
  * them free, and nothing purges them. The background purger retires such
- * pages itself, under the heap's pages_lock, which every owner path that
- * changes a queue holds as well. It needs nothing else from the owner: the
- * owner's fast paths pop only from the first page of a small class, which
- * the purger leaves alone (medium blocks are taken under the lock), and
- * push only onto a page the owner has a block of, and a page whose blocks
- * have all come back has none. Such a page is one whose `used`, read with
- * acquire order (page_used_drop), counts only its remote frees and its pin
- * (remote_collect_idle first moves blocks on the heap's delayed list onto
- * their pages' remote lists where it can). A parked page is left to its
- * owner. */
+ * pages itself, under the heap's pages_lock; the owner's fast paths, which
+ * take no lock, never touch them (heap_t's pages_lock, types.h, says why).
+ * Such a page is one whose `used`, read with acquire order (page_used_drop),
+ * counts only its remote frees and its pin (remote_collect_idle first moves
+ * blocks on the heap's delayed list onto their pages' remote lists where it
+ * can). A parked page is left to its owner. */
 static bool page_all_back(const page_t *page) {
   xfree_word_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
