@@ -6,15 +6,9 @@
 
 void *aligned_malloc(size_t alignment, size_t size) {
   if (alignment <= ALIGNMENT_MIN) return fast_malloc(size); /* every block is 16-aligned */
-  if (unlikely(size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (unlikely(size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2)) return out_of_memory();
   heap_t *heap = heap_for_this_thread();
-  if (unlikely(heap == NULL)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (unlikely(heap == NULL)) return out_of_memory();
   if (unlikely(heap == &heap_reporting))
     return (void *)align_up((uintptr_t)report_alloc(size + alignment), alignment);
   if (unlikely(diag_counting)) return diag_malloc(heap, size, alignment, false);
@@ -58,15 +52,12 @@ void *brisk_memalign(size_t alignment, size_t size) {
 }
 
 void *brisk_valloc(size_t size) {
-  return aligned_malloc(platform_page_size(), size);
+  return aligned_malloc(os_page_size(), size);
 }
 
 void *brisk_pvalloc(size_t size) {
-  size_t page = platform_page_size();
-  if (size > SIZE_LIMIT) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  size_t page = os_page_size();
+  if (size > SIZE_LIMIT) return out_of_memory();
   size_t rounded = align_up(size == 0 ? 1 : size, page);
   return aligned_malloc(page, rounded);
 }

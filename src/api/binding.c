@@ -27,7 +27,7 @@ void brisk_binding_message(const char *text) {
 }
 
 int brisk_binding_traces(void) {
-  return process_init() && diag_tracks_sites() ? 1 : 0;
+  return process_init() && diag_track_sites ? 1 : 0;
 }
 
 void brisk_binding_trace_block(void *block, void *frame) {

@@ -2,15 +2,11 @@
 /* malloc, calloc and free of the brisk_* API, and the size queries. */
 #include "fast_path.h"
 
-#include <errno.h>
 #include <string.h>
 
 NOINLINE void *malloc_slow(size_t size, bool zero) {
   heap_t *heap = heap_for_this_thread();
-  if (unlikely(heap == NULL)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (unlikely(heap == NULL)) return out_of_memory();
   if (unlikely(heap == &heap_reporting)) return report_alloc(size); /* zeroed: fresh pages */
   if (unlikely(diag_counting)) return diag_malloc(heap, size, 0, zero);
   if (guard_due(heap) && size <= GUARD_MAX) { /* sampled with the size asked for */
@@ -76,10 +72,7 @@ void *brisk_malloc(size_t size) {
 
 void *brisk_calloc(size_t count, size_t size) {
   size_t total;
-  if (unlikely(__builtin_mul_overflow(count, size, &total))) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (unlikely(__builtin_mul_overflow(count, size, &total))) return out_of_memory();
   /* Past the direct sizes every block comes from the slow path anyway,
    * which knows when it is zero already (huge blocks: fresh mappings). */
   if (total > DIRECT_MAX) {

@@ -168,8 +168,7 @@ EXPORT struct mallinfo2 mallinfo2(void) {
 /* Lines are formatted by brisk (core/message.c) and written through the
  * stream, as glibc writes them, so they keep their place among the
  * program's own output to it. */
-static void stream_printf(FILE *stream, const char *format, ...) MSG_FORMAT(2, 3);
-static void stream_printf(FILE *stream, const char *format, ...) {
+static MSG_FORMAT(2, 3) void stream_printf(FILE *stream, const char *format, ...) {
   char line[256];
   va_list args;
   va_start(args, format);

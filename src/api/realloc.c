@@ -2,7 +2,6 @@
 /* realloc and reallocarray of the brisk_* API. */
 #include "fast_path.h"
 
-#include <errno.h>
 #include <string.h>
 
 /* A new block for p's contents, the old one left as it is (NULL when there
@@ -26,10 +25,7 @@ static NOINLINE READS_POINTER_HEADER void *realloc_slow(void *p, size_t size) {
     brisk_free(p);
     return NULL;
   }
-  if (unlikely(size > SIZE_LIMIT)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (unlikely(size > SIZE_LIMIT)) return out_of_memory();
   segment_t *segment = segment_of(p);
   /* A sampled block resized where it lies leaves the heap profile. */
   if (unlikely(heap_sampling) && segment_map_contains(segment) &&
@@ -92,9 +88,6 @@ READS_POINTER_HEADER void *brisk_realloc(void *p, size_t size) {
 
 void *brisk_reallocarray(void *p, size_t count, size_t size) {
   size_t total;
-  if (unlikely(__builtin_mul_overflow(count, size, &total))) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (unlikely(__builtin_mul_overflow(count, size, &total))) return out_of_memory();
   return brisk_realloc(p, total);
 }

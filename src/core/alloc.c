@@ -8,7 +8,6 @@
  * routes by itself and calls the entries. */
 #include "core.h"
 
-#include <errno.h>
 #include <string.h>
 
 static NOINLINE void *small_refill_slow(heap_t *heap, unsigned size_class);
@@ -70,10 +69,7 @@ static void *small_refill_slow(heap_t *heap, unsigned size_class) {
   brief_lock_acquire(&heap->pages_lock);
   page_t *page = refill_locked(heap, size_class);
   brief_lock_release(&heap->pages_lock);
-  if (page == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (page == NULL) return out_of_memory();
   if (unlikely(guard_on)) guard_count(heap, page);
   void *block = page_pop(page);
   start_purger_after_refill(heap); /* only now, with the block taken */
@@ -107,10 +103,7 @@ static void *medium_refill(heap_t *heap, unsigned size_class, page_t *page, bool
   if (page == NULL || !page_collect(page)) page = refill_locked(heap, size_class);
   void *block = page != NULL ? page_pop(page) : NULL;
   fence_owner_unlock(heap, marked);
-  if (block == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (block == NULL) return out_of_memory();
   /* Housekeeping keeps the pace it has on the small classes' slow path; it
    * takes pages_lock itself, and the page the block came from has a block
    * in use now, so it stays. */

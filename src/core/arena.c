@@ -14,7 +14,6 @@
  * its size in its last word, so the next chunk can find its start. */
 #include "core.h"
 
-#include <errno.h>
 #include <string.h>
 
 #define CHUNK_HEADER 16
@@ -241,9 +240,6 @@ static chunk_t *arena_find(arena_t *arena, size_t need) {
   return NULL;
 }
 
-static void arena_drain(arena_t *arena);
-static void chunk_free_local(arena_t *arena, chunk_t *chunk);
-
 /* The bytes of the chunks in use, for mallinfo: a chunk counts whole from
  * the moment it is cut for a block until it is freed in the arena (a remote
  * free once the owner takes it in); the parts an aligned block or a
@@ -261,16 +257,53 @@ static size_t chunk_need(size_t size) {
   return need < CHUNK_MIN ? CHUNK_MIN : need;
 }
 
+static void chunk_free_local(arena_t *arena, chunk_t *chunk) {
+  size_t size = CHUNK_SIZE(head_of(chunk));
+  in_use_note(arena, -(ptrdiff_t)size);
+  arena->dirty_bytes += size;
+  uint64_t prev_flag = head_of(chunk) & CHUNK_PREV_INUSE;
+  chunk_t *next = chunk_at(chunk, size);
+  if (!(head_of(next) & CHUNK_INUSE) && bin_take(arena, next)) {
+    size += CHUNK_SIZE(head_of(next));
+    chunk_forget(next);
+  }
+  if (!prev_flag) {
+    size_t prev_size = *(uint64_t *)((uint8_t *)chunk - 8);
+    chunk_t *prev = (chunk_t *)((uint8_t *)chunk - prev_size);
+    if (bin_take(arena, prev)) {
+      size += prev_size;
+      prev_flag = head_of(prev) & CHUNK_PREV_INUSE;
+      chunk_forget(chunk);
+      chunk = prev;
+    }
+  }
+  chunk_make_free(chunk, size, prev_flag);
+  bin_push(arena, chunk);
+}
+
+/* The owner takes in what other threads freed (each validated and flagged
+ * by its freer: arena_free_remote). */
+static void arena_drain(arena_t *arena) {
+  chunk_t *chunk = atomic_exchange_acquire(&arena->xremote, NULL);
+  while (chunk != NULL) {
+    chunk_t *next = chunk->next;
+    uint64_t head = head_of(chunk);
+    /* Freed again, by a thread racing the one that queued it, since. */
+    if (!chunk_live(chunk, head & ~CHUNK_REMOTE) || !(head & CHUNK_REMOTE))
+      chunk_free_invalid((uint8_t *)chunk + CHUNK_HEADER);
+    head_put(chunk, head & ~CHUNK_REMOTE);
+    chunk_free_local(arena, chunk);
+    chunk = next;
+  }
+}
+
 /* With zero_size, the block's first zero_size bytes are cleared, but for
  * what lies in the purged inside of the chunk it is cut from (reads zero). */
 static void *arena_take_chunk(heap_t *heap, arena_t *arena, size_t need, size_t zero_size) {
   if (atomic_load_relaxed(&arena->xremote) != NULL) arena_drain(arena);
   chunk_t *chunk = arena_find(arena, need);
   if (chunk == NULL && arena_grow(heap, arena)) chunk = arena_find(arena, need);
-  if (chunk == NULL || !bin_take(arena, chunk)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (chunk == NULL || !bin_take(arena, chunk)) return out_of_memory();
   arena->dirty_bytes = arena->dirty_bytes > need ? arena->dirty_bytes - need : 0;
   uint64_t found = head_of(chunk);
   /* A purged inside reads zero, but in a forked child, where a purge in
@@ -320,55 +353,35 @@ void *arena_alloc(heap_t *heap, size_t size, bool zero) {
 }
 
 /* The chunk of a block pointer, or NULL when p is no live block here. */
-static chunk_t *chunk_of(segment_t *segment, const void *p) {
-  uintptr_t offset = (uintptr_t)p - (uintptr_t)segment;
-  if ((offset & 15) != 0 || offset < ARENA_AREA_START + CHUNK_HEADER || offset >= ARENA_AREA_END)
-    return NULL;
+static chunk_t *chunk_of(const segment_t *segment, const void *p) {
   chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
-  return chunk_live(chunk, head_of(chunk)) ? chunk : NULL;
+  return chunk_offset_ok(segment, p) && chunk_live(chunk, head_of(chunk)) ? chunk : NULL;
 }
 
-static void chunk_free_local(arena_t *arena, chunk_t *chunk) {
-  size_t size = CHUNK_SIZE(head_of(chunk));
-  in_use_note(arena, -(ptrdiff_t)size);
-  arena->dirty_bytes += size;
-  uint64_t prev_flag = head_of(chunk) & CHUNK_PREV_INUSE;
-  chunk_t *next = chunk_at(chunk, size);
-  if (!(head_of(next) & CHUNK_INUSE) && bin_take(arena, next)) {
-    size += CHUNK_SIZE(head_of(next));
-    chunk_forget(next);
-  }
-  if (!prev_flag) {
-    size_t prev_size = *(uint64_t *)((uint8_t *)chunk - 8);
-    chunk_t *prev = (chunk_t *)((uint8_t *)chunk - prev_size);
-    if (bin_take(arena, prev)) {
-      size += prev_size;
-      prev_flag = head_of(prev) & CHUNK_PREV_INUSE;
-      chunk_forget(chunk);
-      chunk = prev;
-    }
-  }
-  chunk_make_free(chunk, size, prev_flag);
-  bin_push(arena, chunk);
+/* The chunk of the live block p; anything else is reported as a bad free. */
+static chunk_t *chunk_checked(const segment_t *segment, const void *p) {
+  chunk_t *chunk = chunk_of(segment, p);
+  if (unlikely(chunk == NULL)) chunk_free_invalid(p);
+  return chunk;
 }
 
-/* The owner takes in what other threads freed (each validated and flagged
- * by its freer: arena_free_remote). */
-static void arena_drain(arena_t *arena) {
-  chunk_t *chunk = atomic_exchange_acquire(&arena->xremote, NULL);
-  while (chunk != NULL) {
-    chunk_t *next = chunk->next;
-    uint64_t head = head_of(chunk);
-    /* Freed again, by a thread racing the one that queued it, since. */
-    if (!chunk_live(chunk, head & ~CHUNK_REMOTE) || !(head & CHUNK_REMOTE))
-      chunk_free_invalid((uint8_t *)chunk + CHUNK_HEADER);
-    head_put(chunk, head & ~CHUNK_REMOTE);
-    chunk_free_local(arena, chunk);
-    chunk = next;
-  }
+/* Another thread's free: validated here, before anything is written, and
+ * flagged CHUNK_REMOTE with a compare-and-swap, so that no second free (of
+ * any thread) can put the chunk on the list again before the owner takes it
+ * in; a chunk taken in is free, or in use again, and fails or passes the
+ * check as any other. */
+static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p) {
+  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
+  if (!chunk_offset_ok(segment, p)) chunk_free_invalid(p);
+  uint64_t head = head_of(chunk);
+  do {
+    if (!chunk_live(chunk, head)) chunk_free_invalid(p);
+  } while (!atomic_cas_weak_relaxed(&chunk->xhead, &head, head | CHUNK_REMOTE));
+  chunk_t *seen = atomic_load_relaxed(&arena->xremote);
+  do {
+    chunk->next = seen;
+  } while (!atomic_cas_weak_release(&arena->xremote, &seen, chunk));
 }
-
-static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p);
 
 /* A block aligned to alignment (> 16): a chunk with room for the block and
  * alignment more is cut in three, the free chunks before and after the
@@ -412,13 +425,11 @@ static bool arena_purge_locked(arena_t *arena, uint64_t now, uint64_t min_age_ms
 
 void arena_free(segment_t *segment, void *p) {
   heap_t *owner = segment->owner;
-  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
   if (unlikely(owner != heap_current())) {
     arena_free_remote(segment, &owner->arena, p);
     return;
   }
-  uint64_t head = head_of(chunk);
-  if (unlikely(!chunk_offset_ok(segment, p) || !chunk_live(chunk, head))) chunk_free_invalid(p);
+  chunk_t *chunk = chunk_checked(segment, p);
   arena_t *arena = &owner->arena;
   brief_lock_acquire(&arena->lock);
   chunk_free_local(arena, chunk);
@@ -428,24 +439,6 @@ void arena_free(segment_t *segment, void *p) {
   brief_lock_release(&arena->lock);
 }
 
-/* Another thread's free: validated here, before anything is written, and
- * flagged CHUNK_REMOTE with a compare-and-swap, so that no second free (of
- * any thread) can put the chunk on the list again before the owner takes it
- * in; a chunk taken in is free, or in use again, and fails or passes the
- * check as any other. */
-static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void *p) {
-  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
-  if (!chunk_offset_ok(segment, p)) chunk_free_invalid(p);
-  uint64_t head = head_of(chunk);
-  do {
-    if (!chunk_live(chunk, head)) chunk_free_invalid(p);
-  } while (!atomic_cas_weak_relaxed(&chunk->xhead, &head, head | CHUNK_REMOTE));
-  chunk_t *seen = atomic_load_relaxed(&arena->xremote);
-  do {
-    chunk->next = seen;
-  } while (!atomic_cas_weak_release(&arena->xremote, &seen, chunk));
-}
-
 /* realloc of an arena block by its owner, in place where it can be: a block
  * that shrinks past half gives its tail back as a free chunk, one that grows
  * takes in the free chunk after it when that holds enough. Returns p, or
@@ -453,9 +446,8 @@ static NOINLINE void arena_free_remote(segment_t *segment, arena_t *arena, void 
 void *arena_realloc_in_place(segment_t *segment, void *p, size_t size) {
   heap_t *owner = segment->owner;
   if (owner != heap_current() || size_range_of(size) != RANGE_ARENA) return NULL;
-  chunk_t *chunk = (chunk_t *)((uint8_t *)p - CHUNK_HEADER);
+  chunk_t *chunk = chunk_checked(segment, p);
   uint64_t head = head_of(chunk);
-  if (!chunk_offset_ok(segment, p) || !chunk_live(chunk, head)) chunk_free_invalid(p);
   size_t need = chunk_need(size), have = CHUNK_SIZE(head);
   arena_t *arena = &owner->arena;
   brief_lock_acquire(&arena->lock);
@@ -538,8 +530,6 @@ static void count_in_use(uint8_t *block, size_t size, void *total) {
   *(size_t *)total += size + CHUNK_HEADER;
 }
 
-/* brisk_heap_check's part: the bytes of the chunks in use, found by walking
- * every chunk of the arena, and the count kept of them, both under the lock. */
 void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
   arena_t *arena = &heap->arena;
   brief_lock_acquire(&arena->lock);
@@ -551,9 +541,7 @@ void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted) {
 }
 
 size_t arena_usable_size(segment_t *segment, const void *p) {
-  chunk_t *chunk = chunk_of(segment, p);
-  if (chunk == NULL) chunk_free_invalid(p);
-  return CHUNK_SIZE(head_of(chunk)) - CHUNK_HEADER;
+  return CHUNK_SIZE(head_of(chunk_checked(segment, p))) - CHUNK_HEADER;
 }
 
 uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed) {

@@ -32,12 +32,6 @@ void collect_heap(heap_t *heap, bool force) {
   if (!force) collect_abandoned(false);
 }
 
-/* The background purger's visit to a live thread's heap: once the thread
- * has not tidied it for IDLE_HEAP_MS (it waits, or never takes a slow path),
- * the pages whose blocks have all come back are retired, so that their
- * memory is purged like any other free page. Skipped while the thread
- * holds the lock. */
-
 bool collect_idle_pages(heap_t *heap, uint64_t now) {
   long delay = option_get(OPTION_PURGE_DELAY);
   if (delay < 0 || !brief_lock_try(&heap->pages_lock)) return false;

@@ -10,6 +10,7 @@
 #include "../platform/platform.h"
 #include "types.h"
 
+#include <errno.h>
 #include <stdarg.h>
 
 /* ---- assertions (BRISK_DEBUG builds) ------------------------------------- */
@@ -61,6 +62,13 @@
 #define counter_add(c, n) shared_store_relaxed(&(c), shared_load_relaxed(&(c)) + (n))
 #define counter_get(c) shared_load_relaxed(&(c))
 
+/* ---- failing --------------------------------------------------------------- */
+/* How every allocation fails: errno is ENOMEM, the result NULL. */
+static inline void *out_of_memory(void) {
+  errno = ENOMEM;
+  return NULL;
+}
+
 /* ---- address arithmetic -------------------------------------------------- */
 static inline uintptr_t align_up(uintptr_t x, size_t alignment) {
   return (x + alignment - 1) & ~(uintptr_t)(alignment - 1);
@@ -100,24 +108,6 @@ static inline READS_POINTER_HEADER page_t *page_of(segment_t *segment, const voi
 static inline void segment_set_page_shift(segment_t *segment, uint8_t shift) {
   segment->page_shift = shift;
   segment->descriptor_shift = (uint8_t)(shift - PAGE_DESCRIPTOR_SHIFT);
-}
-
-/* ---- segment lists: a heap's segments with free pages, and the caches ------- */
-static inline void segment_list_push(segment_list_t *list, segment_t *segment) {
-  segment->prev = NULL;
-  segment->next = list->first;
-  if (list->first != NULL) list->first->prev = segment;
-  list->first = segment;
-  list->count++;
-}
-static inline void segment_list_remove(segment_list_t *list, segment_t *segment) {
-  if (segment->prev != NULL)
-    segment->prev->next = segment->next;
-  else
-    list->first = segment->next;
-  if (segment->next != NULL) segment->next->prev = segment->prev;
-  segment->next = segment->prev = NULL;
-  list->count--;
 }
 
 /* ---- message.c: the only writer of brisk's messages ----------------------------- */
@@ -618,7 +608,6 @@ INTERNAL size_t page_release_idle(heap_t *heap);
 INTERNAL void page_collect_heap(heap_t *heap, bool force);
 INTERNAL uint8_t *page_block_start(const page_t *page, const void *p);
 INTERNAL void page_mark_aligned(heap_t *heap, page_t *page);
-INTERNAL void page_queue_verify(const heap_t *heap, const page_queue_t *queue);
 
 /* ---- heap.c: thread heaps ------------------------------------------------------------- */
 INTERNAL extern heap_t heap_empty;
@@ -710,15 +699,9 @@ extern test_hooks_t brisk_test_hooks; /* default visibility: a test sets it */
 INTERNAL void fence_init(void);
 /* The purger's thread starts: the fence is on if the process registered. */
 INTERNAL bool fence_start(void);
-/* The owner's side: true when it is marked busy, so that the purger leaves
- * the heap alone until fence_owner_leave; false when there is no fence or
- * the purger is in. */
-static inline bool fence_owner_mark(heap_t *heap);
-static inline bool fence_owner_enter(heap_t *heap) {
-  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
-  return fence_owner_mark(heap);
-}
-/* fence_owner_enter for a caller that knows the fence is on. */
+/* The owner's side, for a caller that knows the fence is on: true when it
+ * is marked busy, so that the purger leaves the heap alone until
+ * fence_owner_leave; false when the purger is in. */
 static inline bool fence_owner_mark(heap_t *heap) {
   atomic_store_relaxed(&heap->xowner_busy, 1);
   atomic_signal_fence(memory_order_seq_cst); /* the CPU is fenced by the purger */
@@ -729,6 +712,11 @@ static inline bool fence_owner_mark(heap_t *heap) {
   atomic_store_release(&heap->xowner_busy, 0);
   TEST_COUNT(owner_found_purger);
   return false;
+}
+/* fence_owner_mark, false too when there is no fence. */
+static inline bool fence_owner_enter(heap_t *heap) {
+  if (unlikely(!atomic_load_relaxed(&xfence_ready))) return false;
+  return fence_owner_mark(heap);
 }
 static inline void fence_owner_leave(heap_t *heap) {
   atomic_store_release(&heap->xowner_busy, 0);
@@ -806,7 +794,7 @@ INTERNAL uint8_t *arena_block_end(segment_t *segment, const void *p, bool *freed
 INTERNAL void arena_chunks_visit(segment_t *segment,
                                  void (*visit)(uint8_t *block, size_t size, void *arg), void *arg);
 /* The bytes of the arena's chunks in use, walked chunk by chunk, and as
- * counted for mallinfo (brisk_heap_check compares them). */
+ * counted for mallinfo, both under the lock (brisk_heap_check compares them). */
 INTERNAL void arena_in_use_walk(heap_t *heap, size_t *walked, size_t *counted);
 /* The background purger's visit; returns whether something is left to purge. */
 INTERNAL bool arena_purge_expired(heap_t *heap, bool force);
@@ -970,8 +958,10 @@ INTERNAL void collect_thread_exit(void *heap);
 /* Tidy the heaps of exited threads (force: wait for the lock). */
 INTERNAL void collect_abandoned(bool force);
 /* The background purger's visit to a live heap: once its thread has not
- * tidied it for half a second, retires the pages whose blocks have all come
- * back; whether it retired any. */
+ * tidied it for IDLE_HEAP_MS (it waits, or never takes a slow path), retires
+ * the pages whose blocks have all come back, so that their memory is purged
+ * like any other free page; whether it retired any. Skipped while the
+ * thread holds the lock. */
 INTERNAL bool collect_idle_pages(heap_t *heap, uint64_t now);
 /* brisk_collect(): everything, now (after any purger round under way). */
 INTERNAL void collect_all(heap_t *heap);

@@ -76,7 +76,6 @@ static heap_t *heap_new_locked(void) {
   return heap;
 }
 
-/* Claims an abandoned heap; false when it is in use or claimed already. */
 bool heap_claim(heap_t *heap) {
   uint8_t expected = HEAP_ABANDONED;
   return atomic_load_relaxed(&heap->xstate) == HEAP_ABANDONED &&

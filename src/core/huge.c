@@ -11,7 +11,6 @@
  * pages with mremap. */
 #include "core.h"
 
-#include <errno.h>
 #include <string.h>
 
 /* Freed spans; when full, the oldest make room. */
@@ -131,10 +130,10 @@ static void split(segment_t *segment, size_t total) {
   segment->size = total;
 }
 
-/* A cached span smaller than total grows to it: in place when the address
- * space after it is free, else its pages move (no copy, no fault for what
- * is resident already). NULL when neither works (the span is unmapped). */
-static segment_t *grow_alone(segment_t *segment, size_t total) {
+/* Grows a span to total bytes: in place when the address space after it is
+ * free, else its pages move (no copy, no fault for what is resident
+ * already). NULL when neither works (the span stays as it was). */
+static segment_t *grow_mapping(segment_t *segment, size_t total) {
   size_t size = segment->size;
   if (memory_extend(segment, size, total)) {
     memory_note_committed((ptrdiff_t)(total - size));
@@ -145,13 +144,20 @@ static segment_t *grow_alone(segment_t *segment, size_t total) {
   segment_t *moved = memory_move_grow(segment, size, total);
   if (moved == NULL) {
     segment_map_set(segment, true);
-    huge_unmap(segment);
     return NULL;
   }
   memory_note_committed((ptrdiff_t)(total - size));
   moved->size = total;
   segment_map_set(moved, true);
   return moved;
+}
+
+/* A cached span smaller than total grows to it alone; NULL when it cannot
+ * (the span is unmapped). */
+static segment_t *grow_alone(segment_t *segment, size_t total) {
+  segment_t *grown = grow_mapping(segment, total);
+  if (grown == NULL) huge_unmap(segment);
+  return grown;
 }
 
 /* Moves the last `want` bytes of a cached span (all of it, if it has no
@@ -221,10 +227,7 @@ static segment_t *reuse(size_t total) {
 }
 
 void *huge_alloc(size_t size, size_t alignment, bool zero) {
-  if (size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (size > SIZE_LIMIT || alignment > SIZE_LIMIT / 2) return out_of_memory();
   size_t offset = huge_offset(alignment);
   size_t total = huge_span(offset, size);
   segment_t *segment = NULL;
@@ -239,10 +242,7 @@ void *huge_alloc(size_t size, size_t alignment, bool zero) {
       memory_release(segment, total);
       segment = NULL;
     }
-    if (segment == NULL) {
-      errno = ENOMEM;
-      return NULL;
-    }
+    if (segment == NULL) return out_of_memory();
     memory_note_committed((ptrdiff_t)total);
     segment_map_set(segment, true);
   }
@@ -294,10 +294,7 @@ size_t huge_usable_size(const segment_t *segment, const void *p) {
 void *huge_realloc(segment_t *segment, void *p, size_t size) {
   huge_check(segment, p, false);
   size_t offset = (size_t)((uint8_t *)p - (uint8_t *)segment);
-  if (size > SIZE_LIMIT) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  brisk_assert(size <= SIZE_LIMIT); /* realloc checks it first */
   size_t need = align_up(offset + size, os_page_size());
   memory_note_large_in_use((ptrdiff_t)size - (ptrdiff_t)segment->huge_block);
   if (need <= segment->size) {
@@ -314,26 +311,14 @@ void *huge_realloc(segment_t *segment, void *p, size_t size) {
   /* Grow with headroom, so a string growing by appends moves rarely. */
   size_t grown = align_up(segment->size + segment->size / 2, os_page_size());
   if (grown < need) grown = need;
-  if (memory_extend(segment, segment->size, grown)) {
-    memory_note_committed((ptrdiff_t)(grown - segment->size));
-    memory_note_huge(0, (ptrdiff_t)(grown - segment->size));
-    segment->size = grown;
-    segment->huge_block = size;
-    return p;
-  }
   size_t old_size = segment->size;
-  segment_map_set(segment, false);
-  segment_t *moved = memory_move_grow(segment, old_size, grown);
+  segment_t *moved = grow_mapping(segment, grown);
   if (moved != NULL) {
-    memory_note_committed((ptrdiff_t)(grown - old_size));
     memory_note_huge(0, (ptrdiff_t)(grown - old_size));
-    moved->size = grown;
     moved->huge_block = size;
     moved->pages[0].area = (uint8_t *)moved + offset;
-    segment_map_set(moved, true);
     return moved->pages[0].area;
   }
-  segment_map_set(segment, true);
   memory_note_large_in_use((ptrdiff_t)segment->huge_block - (ptrdiff_t)size);
   /* No address space to move into: copy as a last resort. */
   void *copy = huge_alloc(size, 0, false);

@@ -27,20 +27,21 @@ static void note_call(_Atomic(uint64_t) *counter) {
   event_note(EVENT_OS_CALL);
 }
 
-static void raise_peak(_Atomic(size_t) *peak, size_t value) {
+/* Adds delta to a figure, raising its peak when it grows. */
+static void note_with_peak(_Atomic(size_t) *figure, _Atomic(size_t) *peak, ptrdiff_t delta) {
+  size_t now = atomic_add_relaxed(figure, (size_t)delta) + (size_t)delta;
+  if (delta <= 0) return;
   size_t seen = atomic_load_relaxed(peak);
-  while (value > seen && !atomic_cas_weak_relaxed(peak, &seen, value)) {
+  while (now > seen && !atomic_cas_weak_relaxed(peak, &seen, now)) {
   }
 }
 
 static void note_mapped(ptrdiff_t delta) {
-  size_t now = atomic_add_relaxed(&xmapped, (size_t)delta) + (size_t)delta;
-  if (delta > 0) raise_peak(&xmapped_peak, now);
+  note_with_peak(&xmapped, &xmapped_peak, delta);
 }
 
 void memory_note_committed(ptrdiff_t delta) {
-  size_t now = atomic_add_relaxed(&xcommitted, (size_t)delta) + (size_t)delta;
-  if (delta > 0) raise_peak(&xcommitted_peak, now);
+  note_with_peak(&xcommitted, &xcommitted_peak, delta);
 }
 
 void memory_note_large_in_use(ptrdiff_t delta) {
@@ -48,12 +49,8 @@ void memory_note_large_in_use(ptrdiff_t delta) {
 }
 
 void memory_note_huge(ptrdiff_t blocks, ptrdiff_t bytes) {
-  if (blocks != 0) {
-    size_t now = atomic_add_relaxed(&xhuge_blocks, (size_t)blocks) + (size_t)blocks;
-    if (blocks > 0) raise_peak(&xhuge_blocks_peak, now);
-  }
-  size_t now = atomic_add_relaxed(&xhuge_bytes, (size_t)bytes) + (size_t)bytes;
-  if (bytes > 0) raise_peak(&xhuge_bytes_peak, now);
+  if (blocks != 0) note_with_peak(&xhuge_blocks, &xhuge_blocks_peak, blocks);
+  note_with_peak(&xhuge_bytes, &xhuge_bytes_peak, bytes);
 }
 
 void memory_huge_figures(huge_figures *figures) {
@@ -152,29 +149,19 @@ uint64_t memory_returned_bytes(void) {
 
 /* Words of the process's own width (size_t): 64-bit ones are what brisk
  * top reads (introspection.c marks a 32-bit build's layout apart). */
+static const void *const figure_address[MEMORY_FIGURE_COUNT] = {
+    [FIGURE_MAPPED] = &xmapped,
+    [FIGURE_COMMITTED] = &xcommitted,
+    [FIGURE_COMMITTED_PEAK] = &xcommitted_peak,
+    [FIGURE_HUGE_BYTES] = &xhuge_bytes,
+    [FIGURE_OS_MAPS] = &xmaps,
+    [FIGURE_OS_UNMAPS] = &xunmaps,
+    [FIGURE_OS_PURGES] = &xpurges,
+    [FIGURE_OS_REMAPS] = &xremaps,
+    [FIGURE_PURGED_BYTES] = &xpurged_bytes,
+    [FIGURE_RELEASED_BYTES] = &xreleased_bytes,
+};
+
 const void *memory_figure_address(memory_figure id) {
-  switch (id) {
-  case FIGURE_MAPPED:
-    return &xmapped;
-  case FIGURE_COMMITTED:
-    return &xcommitted;
-  case FIGURE_COMMITTED_PEAK:
-    return &xcommitted_peak;
-  case FIGURE_HUGE_BYTES:
-    return &xhuge_bytes;
-  case FIGURE_OS_MAPS:
-    return &xmaps;
-  case FIGURE_OS_UNMAPS:
-    return &xunmaps;
-  case FIGURE_OS_PURGES:
-    return &xpurges;
-  case FIGURE_OS_REMAPS:
-    return &xremaps;
-  case FIGURE_PURGED_BYTES:
-    return &xpurged_bytes;
-  case FIGURE_RELEASED_BYTES:
-    return &xreleased_bytes;
-  default:
-    return NULL;
-  }
+  return (unsigned)id < MEMORY_FIGURE_COUNT ? figure_address[id] : NULL;
 }

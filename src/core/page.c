@@ -12,8 +12,6 @@ page_t page_empty; /* free == NULL: every fast path through it fails */
 uintptr_t free_secret =
     (uintptr_t)0x9e3779b97f4a7c15u; /* replaced at start-up, before any block exists */
 
-/* The rare wait for a heap's pages_lock: the background purger holds it
- * for one walk of the heap's queues. */
 void brief_lock_wait(brief_lock_t *lock) {
   event_note(EVENT_LOCK_WAIT);
   for (unsigned tries = 0;; tries++) {
@@ -89,8 +87,9 @@ static void direct_update(heap_t *heap, unsigned size_class) {
     heap->direct[slot] = page;
 }
 
-/* Checks a queue's links and each page's counts (BRISK_DEBUG builds). */
-void page_queue_verify(const heap_t *heap, const page_queue_t *queue) {
+#ifdef BRISK_DEBUG
+/* Checks a queue's links and each page's counts after every queue move. */
+static void queue_verify(const heap_t *heap, const page_queue_t *queue) {
   const page_t *previous = NULL;
   for (const page_t *page = queue->first; page != NULL; page = page->next) {
     brisk_assert(page->prev == previous);
@@ -101,16 +100,11 @@ void page_queue_verify(const heap_t *heap, const page_queue_t *queue) {
     bool plain = !diag_counting && !(flags & (PAGE_HAS_ALIGNED | PAGE_IN_FULL));
     brisk_assert(atomic_load_relaxed(&page->xowner_tag) == (plain ? heap : NULL));
     brisk_assert(((flags & PAGE_IN_FULL) != 0) == (queue == &heap->full));
-    (void)plain;
     previous = page;
   }
   brisk_assert(queue->last == previous);
-  (void)heap;
-  (void)previous;
 }
-
-#ifdef BRISK_DEBUG
-#define QUEUE_VERIFY(heap, queue) page_queue_verify((heap), (queue))
+#define QUEUE_VERIFY(heap, queue) queue_verify((heap), (queue))
 #else
 #define QUEUE_VERIFY(heap, queue) ((void)0)
 #endif
@@ -255,7 +249,32 @@ static void page_extend(heap_t *heap, page_t *page) {
 }
 
 /* ---- page life: fresh, parked, retired ------------------------------------------- */
-static bool page_park(heap_t *heap, page_t *page);
+/* Parks a page with nothing free on the full list; false when a remote free
+ * arrived meanwhile (collect again instead). */
+static bool page_park(heap_t *heap, page_t *page) {
+  xfree_word_t expected = 0;
+  if (!atomic_cas_strong_acq_rel(&page->xthread_free, &expected, XFREE_NOTIFY)) return false;
+  page_queue_t *queue = &heap->queues[page->size_class];
+  bool was_first = queue->first == page;
+  queue_remove(queue, page);
+  flags_set(heap, page, flags_of(page) | PAGE_IN_FULL); /* local frees must come and unpark it */
+  queue_push_back(&heap->full, page);
+  if (was_first) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  QUEUE_VERIFY(heap, &heap->full);
+  return true;
+}
+
+static void page_unpark(heap_t *heap, page_t *page) {
+  queue_remove(&heap->full, page);
+  collect_thread_free(page); /* clears XFREE_NOTIFY */
+  flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
+  page_queue_t *queue = &heap->queues[page->size_class];
+  queue_push_back(queue, page);
+  if (queue->first == page) direct_update(heap, page->size_class);
+  QUEUE_VERIFY(heap, queue);
+  QUEUE_VERIFY(heap, &heap->full);
+}
 
 page_t *page_queue_find_free(heap_t *heap, unsigned size_class, bool may_carve) {
   page_queue_t *queue = &heap->queues[size_class];
@@ -387,38 +406,13 @@ page_t *page_fresh(heap_t *heap, unsigned size_class, bool may_map) {
   return page;
 }
 
-/* Parks a page with nothing free on the full list; false when a remote free
- * arrived meanwhile (collect again instead). */
-static bool page_park(heap_t *heap, page_t *page) {
-  xfree_word_t expected = 0;
-  if (!atomic_cas_strong_acq_rel(&page->xthread_free, &expected, XFREE_NOTIFY)) return false;
-  page_queue_t *queue = &heap->queues[page->size_class];
-  bool was_first = queue->first == page;
-  queue_remove(queue, page);
-  flags_set(heap, page, flags_of(page) | PAGE_IN_FULL); /* local frees must come and unpark it */
-  queue_push_back(&heap->full, page);
-  if (was_first) direct_update(heap, page->size_class);
-  QUEUE_VERIFY(heap, queue);
-  QUEUE_VERIFY(heap, &heap->full);
-  return true;
-}
-
-static void page_unpark(heap_t *heap, page_t *page) {
-  queue_remove(&heap->full, page);
-  collect_thread_free(page); /* clears XFREE_NOTIFY */
-  flags_set(heap, page, flags_of(page) & ~PAGE_IN_FULL);
-  page_queue_t *queue = &heap->queues[page->size_class];
-  queue_push_back(queue, page);
-  if (queue->first == page) direct_update(heap, page->size_class);
-  QUEUE_VERIFY(heap, queue);
-  QUEUE_VERIFY(heap, &heap->full);
-}
-
-/* Every caller has taken in the page's remote frees, so all the blocks it
- * carved are on its two lists, and stay there while it is resident: a small
- * page keeps them for its class (blocks_kept). */
+/* Retires a page whose blocks have all come back: its remote frees taken
+ * in and its pin taken out, all the blocks it carved are on its two lists,
+ * and stay there while it is resident: a small page keeps them for its
+ * class (blocks_kept). */
 static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
-  brisk_assert(!(flags_of(page) & PAGE_WARM));
+  collect_thread_free(page);
+  if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
   brisk_assert(page->used == 0 && atomic_load_relaxed(&page->xthread_free) == 0);
   page->blocks_kept = page->block_size <= SMALL_MAX;
   carved_note(heap, page, -(int64_t)page->capacity);
@@ -431,6 +425,7 @@ static void retire_from_queue(heap_t *heap, page_queue_t *queue, page_t *page) {
 }
 
 static void page_retire_locked(heap_t *heap, page_t *page) {
+  brisk_assert(!(flags_of(page) & PAGE_WARM)); /* its pin keeps `used` above zero */
   if (flags_of(page) & PAGE_IN_FULL) page_unpark(heap, page);
   retire_from_queue(heap, &heap->queues[page->size_class], page);
 }
@@ -474,9 +469,6 @@ void page_collect_heap(heap_t *heap, bool force) {
       } else if (in_use != 0) {
         continue;
       }
-      collect_thread_free(page);
-      if (warm) page_unpin(heap, page);
-      brisk_assert(page->used == 0);
       retire_from_queue(heap, queue, page);
     }
   }
@@ -496,16 +488,12 @@ void page_collect_heap(heap_t *heap, bool force) {
  * bursts of work) leaves them on their owners' remote lists, and an owner
  * that waits too never takes them in: its pages stay in use, every block in
  * them free, and nothing purges them. The background purger retires such
- * pages itself, under the heap's pages_lock, which every owner path that
- * changes a queue holds as well. It needs nothing else from the owner: the
- * owner's fast paths pop only from the first page of a small class, which
- * the purger leaves alone (medium blocks are taken under the lock), and
- * push only onto a page the owner has a block of, and a page whose blocks
- * have all come back has none. Such a page is one whose `used`, read with
- * acquire order (page_used_drop), counts only its remote frees and its pin
- * (remote_collect_idle first moves blocks on the heap's delayed list onto
- * their pages' remote lists where it can). A parked page is left to its
- * owner. */
+ * pages itself, under the heap's pages_lock; the owner's fast paths, which
+ * take no lock, never touch them (heap_t's pages_lock, types.h, says why).
+ * Such a page is one whose `used`, read with acquire order (page_used_drop),
+ * counts only its remote frees and its pin (remote_collect_idle first moves
+ * blocks on the heap's delayed list onto their pages' remote lists where it
+ * can). A parked page is left to its owner. */
 static bool page_all_back(const page_t *page) {
   xfree_word_t remote = atomic_load_acquire(&page->xthread_free);
   if (remote & XFREE_NOTIFY) return false;
@@ -528,11 +516,8 @@ size_t page_release_idle(heap_t *heap) {
       next = page->next;
       if (!page_all_back(page)) continue;
       /* No remote free can come now (every block is free), so the list
-       * taken is the one counted; it joins local_free, where a later taker
-       * of the page for this class finds it (blocks_kept). */
-      collect_thread_free(page);
-      if (flags_of(page) & PAGE_WARM) page_unpin(heap, page);
-      brisk_assert(page->used == 0);
+       * the retirement takes in is the one counted; it joins local_free,
+       * where a later taker of the page for this class finds it. */
       retire_from_queue(heap, queue, page);
       released++;
     }

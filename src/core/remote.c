@@ -62,8 +62,6 @@ static NOINLINE void remote_batch_push_abandoned(heap_t *owner, remote_batch_t *
   batch->count = 0;
 }
 
-/* A batch with blocks goes onto its page's remote list; the slot stays with
- * the page, empty. */
 void remote_batch_push(remote_batch_t *batch) {
   heap_t *owner = segment_of(batch->page)->owner;
   if (unlikely(heap_is_abandoned(owner))) {

@@ -92,12 +92,20 @@ static bool segment_layout(segment_t *segment, heap_t *heap, segment_kind kind) 
 /* A heap's list of segments with a free page; `listed` says whether the
  * segment is on it. */
 static void list_push(segment_list_t *list, segment_t *segment) {
-  segment_list_push(list, segment);
+  segment->prev = NULL;
+  segment->next = list->first;
+  if (list->first != NULL) list->first->prev = segment;
+  list->first = segment;
   segment->listed = true;
 }
 
 static void list_remove(segment_list_t *list, segment_t *segment) {
-  segment_list_remove(list, segment);
+  if (segment->prev != NULL)
+    segment->prev->next = segment->next;
+  else
+    list->first = segment->next;
+  if (segment->next != NULL) segment->next->prev = segment->prev;
+  segment->next = segment->prev = NULL;
   segment->listed = false;
 }
 
@@ -223,11 +231,8 @@ static segment_t *segment_alloc(heap_t *heap, segment_kind kind, unsigned size_c
   segment = memory_reserve(SEGMENT_SIZE, SEGMENT_SIZE, 0);
   if (segment == NULL) return NULL;
   memory_note_committed((ptrdiff_t)HEADER_COMMITTED);
-  if (!XFREE_HOLDS((uintptr_t)segment)) { /* see XFREE_COUNT_SHIFT */
-    segment_unmap(segment);
-    return NULL;
-  }
-  if (!segment_layout(segment, heap, kind)) {
+  /* XFREE_HOLDS: see XFREE_COUNT_SHIFT */
+  if (!XFREE_HOLDS((uintptr_t)segment) || !segment_layout(segment, heap, kind)) {
     segment_unmap(segment);
     return NULL;
   }
@@ -348,41 +353,6 @@ page_t *segment_page_alloc(heap_t *heap, segment_kind kind, unsigned size_class,
   return page;
 }
 
-static void purge_expired_locked(heap_t *heap, uint64_t now, bool force);
-
-void segment_page_free(heap_t *heap, page_t *page) {
-  segment_t *segment = segment_of(page);
-  lock_acquire(&heap->segments_lock);
-  brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
-  atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
-  page->retired_ms = platform_clock_ms();
-  uint64_t bit = (uint64_t)1 << page->index; /* set last: see purge_segment_expired */
-  segment->free_mask |= bit;
-  segment->dirty_mask |= bit;
-  heap->dirty_bytes += (size_t)1 << segment->page_shift;
-  if (!segment->listed) list_push(&heap->segments[segment->kind], segment);
-  if (--segment->used_pages == 0)
-    segment_release(heap, segment);
-  else if (option_get(OPTION_PURGE_DELAY) == 0 ||
-           (memory_purge_eagerly() && heap->dirty_bytes > HEAP_DIRTY_MAX && !memory_purge_never()))
-    purge_expired_locked(heap, page->retired_ms, true);
-  lock_release(&heap->segments_lock);
-}
-
-void segment_purge_expired(heap_t *heap, uint64_t now, bool force) {
-  lock_acquire(&heap->segments_lock);
-  purge_expired_locked(heap, now, force);
-  lock_release(&heap->segments_lock);
-}
-
-bool segment_purge_idle(heap_t *heap, uint64_t now) {
-  if (!platform_lock_try(&heap->segments_lock)) return false; /* its thread is at it */
-  bool dirty = heap->dirty_bytes != 0;
-  if (dirty) purge_expired_locked(heap, now, false);
-  lock_release(&heap->segments_lock);
-  return dirty;
-}
-
 /* Purges a segment's dirty pages that have waited delay ms by now (all,
  * when force), adjacent ones with one call. */
 static void purge_segment_expired(heap_t *heap, segment_t *segment, uint64_t now, long delay,
@@ -423,6 +393,39 @@ static void purge_expired_locked(heap_t *heap, uint64_t now, bool force) {
     for (segment_t *segment = heap->segments[kind].first; segment != NULL; segment = segment->next)
       if (segment->dirty_mask != 0) purge_segment_expired(heap, segment, now, delay, force);
   }
+}
+
+void segment_page_free(heap_t *heap, page_t *page) {
+  segment_t *segment = segment_of(page);
+  lock_acquire(&heap->segments_lock);
+  brisk_assert(atomic_load_relaxed(&page->xowner_tag) == NULL);
+  atomic_store_relaxed(&page->xflags, PAGE_DIRTY);
+  page->retired_ms = platform_clock_ms();
+  uint64_t bit = (uint64_t)1 << page->index; /* set last: see purge_segment_expired */
+  segment->free_mask |= bit;
+  segment->dirty_mask |= bit;
+  heap->dirty_bytes += (size_t)1 << segment->page_shift;
+  if (!segment->listed) list_push(&heap->segments[segment->kind], segment);
+  if (--segment->used_pages == 0)
+    segment_release(heap, segment);
+  else if (option_get(OPTION_PURGE_DELAY) == 0 ||
+           (memory_purge_eagerly() && heap->dirty_bytes > HEAP_DIRTY_MAX && !memory_purge_never()))
+    purge_expired_locked(heap, page->retired_ms, true);
+  lock_release(&heap->segments_lock);
+}
+
+void segment_purge_expired(heap_t *heap, uint64_t now, bool force) {
+  lock_acquire(&heap->segments_lock);
+  purge_expired_locked(heap, now, force);
+  lock_release(&heap->segments_lock);
+}
+
+bool segment_purge_idle(heap_t *heap, uint64_t now) {
+  if (!platform_lock_try(&heap->segments_lock)) return false; /* its thread is at it */
+  bool dirty = heap->dirty_bytes != 0;
+  if (dirty) purge_expired_locked(heap, now, false);
+  lock_release(&heap->segments_lock);
+  return dirty;
 }
 
 /* Expired cached segments are purged; brisk_collect() (force) unmaps them all. */

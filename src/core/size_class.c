@@ -5,27 +5,15 @@
  * 16, which gives 16-byte alignment to every block of 16 bytes or more. */
 #include "core.h"
 
-#define DOUBLING(p)                                                                                \
-  (p) + (p) / 8, (p) + 2 * (p) / 8, (p) + 3 * (p) / 8, (p) + 4 * (p) / 8, (p) + 5 * (p) / 8,       \
-      (p) + 6 * (p) / 8, (p) + 7 * (p) / 8, 2 * (p)
+/* Eight classes past from, step bytes apart. */
+#define EIGHT_STEPS(from, step)                                                                    \
+  (from) + (step), (from) + 2 * (step), (from) + 3 * (step), (from) + 4 * (step),                  \
+      (from) + 5 * (step), (from) + 6 * (step), (from) + 7 * (step), (from) + 8 * (step)
+#define DOUBLING(p) EIGHT_STEPS(p, (p) / 8)
 
-const uint32_t class_size[CLASS_COUNT] = {16,
-                                          32,
-                                          48,
-                                          64,
-                                          80,
-                                          96,
-                                          112,
-                                          128,
-                                          DOUBLING(128u),
-                                          DOUBLING(256u),
-                                          DOUBLING(512u),
-                                          DOUBLING(1024u),
-                                          DOUBLING(2048u),
-                                          DOUBLING(4096u),
-                                          DOUBLING(8192u),
-                                          DOUBLING(16384u),
-                                          DOUBLING(32768u)};
+const uint32_t class_size[CLASS_COUNT] = {
+    EIGHT_STEPS(0u, 16u), DOUBLING(128u),  DOUBLING(256u),  DOUBLING(512u),   DOUBLING(1024u),
+    DOUBLING(2048u),      DOUBLING(4096u), DOUBLING(8192u), DOUBLING(16384u), DOUBLING(32768u)};
 
 _Static_assert(CLASS_COUNT == 8 + 9 * 8, "class table covers 16 B .. 64 KiB");
 

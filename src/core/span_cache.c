@@ -12,16 +12,21 @@
  * the child's list, never a broken link. */
 #include "core.h"
 
+/* Unlinks the segment at *link, with one publishing store. */
+static segment_t *unlink_at(span_cache *cache, segment_t **link) {
+  segment_t *segment = *link;
+  store_publish(link, segment->next);
+  cache->count--;
+  cache->bytes -= segment->size;
+  return segment;
+}
+
 /* Unlinks the oldest segment (the list's tail). */
 static segment_t *take_oldest(span_cache *cache) {
   segment_t **link = &cache->first;
   while ((*link)->next != NULL)
     link = &(*link)->next;
-  segment_t *oldest = *link;
-  store_publish(link, NULL);
-  cache->count--;
-  cache->bytes -= oldest->size;
-  return oldest;
+  return unlink_at(cache, link);
 }
 
 size_t span_cache_count(span_cache *cache, bool (*counted)(const segment_t *segment)) {
@@ -68,13 +73,7 @@ segment_t *span_cache_take(span_cache *cache, int64_t (*fit)(segment_t *, size_t
     best = score;
     if (score == 0) break;
   }
-  segment_t *segment = NULL;
-  if (chosen != NULL) {
-    segment = *chosen;
-    store_publish(chosen, segment->next);
-    cache->count--;
-    cache->bytes -= segment->size;
-  }
+  segment_t *segment = chosen != NULL ? unlink_at(cache, chosen) : NULL;
   lock_release(&cache->lock);
   return segment;
 }
@@ -94,9 +93,7 @@ void span_cache_collect(span_cache *cache, uint64_t now, long delay, bool force,
       link = &s->next;
       continue;
     }
-    store_publish(link, s->next);
-    cache->count--;
-    cache->bytes -= s->size;
+    unlink_at(cache, link);
     s->next = removed;
     removed = s;
   }

@@ -319,7 +319,6 @@ typedef struct segment_s {
 
 typedef struct segment_list_s {
   segment_t *first;
-  size_t count;
 } segment_list_t;
 
 /* Per-heap counts: written only by the heap's thread, read by anyone with

@@ -9,11 +9,8 @@
 
 #define CHECK_EXIT_STATUS 86
 
-static NOINLINE void report(const char *kind, const void *p, const diag_trailer_t *trailer,
-                            const char *detail) __attribute__((noreturn));
-
-static void report(const char *kind, const void *p, const diag_trailer_t *trailer,
-                   const char *detail) {
+static NOINLINE __attribute__((noreturn)) void
+report(const char *kind, const void *p, const diag_trailer_t *trailer, const char *detail) {
   in_diag_set(true);
   msg_printf(2, "brisk: error: %s of pointer %p\n", kind, p);
   if (detail != NULL) msg_printf(2, "brisk:   %s\n", detail);

@@ -99,13 +99,12 @@ INTERNAL void checked_init(void);
 
 /* ---- trailer.c: every block tracked (statistics, leaks, checked mode) ---------------- */
 DIAG_FLAG(diag_check);
+/* Blocks record their allocation site (leaks, checked mode). */
+DIAG_FLAG(diag_track_sites);
 INTERNAL void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero);
 INTERNAL size_t diag_usable_size(const void *p);
 /* hooks.before_free while diag_counting is on. */
 INTERNAL void diag_before_free(segment_t *segment, page_t *page, void *p);
-/* Whether blocks record their allocation site (leaks, checked mode). */
-INTERNAL void diag_track_sites(bool on);
-INTERNAL bool diag_tracks_sites(void);
 /* Sets the allocation site of the live block p from the stack that starts at
  * frame, a frame pointer of code with no unwind tables (Free Pascal's). */
 INTERNAL void diag_retrace(void *p, void *frame);

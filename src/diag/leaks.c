@@ -29,6 +29,11 @@ typedef struct leak_totals {
   uint64_t bytes;
 } leak_totals;
 
+static void totals_add(leak_totals *totals, uint64_t blocks, uint64_t bytes) {
+  totals->blocks += blocks;
+  totals->bytes += bytes;
+}
+
 typedef struct site_class {
   const uint8_t *name; /* a ShortString in the program's image; NULL: none found */
   uint64_t objects;    /* blocks of the site that are objects of that class */
@@ -83,16 +88,11 @@ static void note_block(uint8_t *end, leak_walk *walk) {
   const diag_trailer_t *trailer = (const diag_trailer_t *)(end - sizeof(diag_trailer_t));
   if (trailer->state != DIAG_LIVE) return;
   if (trailer->site == SITE_BRISK) {
-    walk->brisk.blocks++;
-    walk->brisk.bytes += trailer->requested;
+    totals_add(&walk->brisk, 1, trailer->requested);
     return;
   }
-  walk->all.blocks++;
-  walk->all.bytes += trailer->requested;
-  if (trailer->site == 0) {
-    walk->unattributed.blocks++;
-    walk->unattributed.bytes += trailer->requested;
-  }
+  totals_add(&walk->all, 1, trailer->requested);
+  if (trailer->site == 0) totals_add(&walk->unattributed, 1, trailer->requested);
   site_note(trailer->site, 1, trailer->requested);
   if (walk->classes == NULL || trailer->site > SITE_CAPACITY) return;
   site_class *class = &walk->classes[trailer->site - 1];
@@ -278,10 +278,8 @@ static void print_text(int fd, const uint32_t *ids, size_t kept, leak_totals pro
     site_print_trace(fd, ids[i], "brisk:     ");
   }
   leak_totals rest = {0, 0};
-  for (size_t i = shown; i < kept; i++) {
-    rest.blocks += site_count(ids[i]);
-    rest.bytes += site_bytes(ids[i]);
-  }
+  for (size_t i = shown; i < kept; i++)
+    totals_add(&rest, site_count(ids[i]), site_bytes(ids[i]));
   if (rest.blocks != 0) {
     char where[80];
     msg_format(where, sizeof where, "allocated at %zu more call sites", kept - shown);
@@ -345,12 +343,10 @@ bool leaks_report(void) {
     leak_totals *apart = kept_by_c_runtime(ids[i])                        ? &runtime
                          : suppress_count != 0 && site_suppressed(ids[i]) ? &suppressed
                                                                           : NULL;
-    if (apart != NULL) {
-      apart->blocks += site_count(ids[i]);
-      apart->bytes += site_bytes(ids[i]);
-    } else {
+    if (apart != NULL)
+      totals_add(apart, site_count(ids[i]), site_bytes(ids[i]));
+    else
       ids[kept++] = ids[i];
-    }
   }
   leak_totals program = {walk.all.blocks - runtime.blocks - suppressed.blocks,
                          walk.all.bytes - runtime.bytes - suppressed.bytes};

@@ -6,9 +6,8 @@
 void diag_init(void) {
 #ifndef BRISK_NO_DIAGNOSTICS
   diag_check = option_get(OPTION_CHECK) != 0;
-  bool sites = diag_check || option_get(OPTION_LEAKS) != 0;
-  diag_track_sites(sites);
-  diag_counting = sites || option_get(OPTION_STATS) != STATS_OFF;
+  diag_track_sites = diag_check || option_get(OPTION_LEAKS) != 0;
+  diag_counting = diag_track_sites || option_get(OPTION_STATS) != STATS_OFF;
   profile_on = option_get(OPTION_PROFILE) != 0;
   atomic_store_relaxed(&xfrees_take_long_way, diag_counting || profile_on);
   hooks.before_free = diag_before_free;

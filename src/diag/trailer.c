@@ -7,23 +7,13 @@
  * bytes, so a write past the end is seen when the block is freed. */
 #include "diag.h"
 
-#include <errno.h>
 #include <string.h>
 
 #define FREED_FILL 0xDF
 
 #ifndef BRISK_NO_DIAGNOSTICS
-bool diag_check;
+bool diag_check, diag_track_sites;
 #endif
-static bool track_sites; /* blocks record their allocation site (leaks, check) */
-
-void diag_track_sites(bool on) {
-  track_sites = on;
-}
-
-bool diag_tracks_sites(void) {
-  return track_sites;
-}
 
 /* The statistics' class of a block: its size class, the same ladder past
  * MEDIUM_MAX for arena blocks, the last slot for huge ones. */
@@ -32,20 +22,14 @@ static unsigned stats_class(size_t requested) {
 }
 
 void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
-  if (size > SIZE_LIMIT - CANARY_BYTES - sizeof(diag_trailer_t)) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (size > SIZE_LIMIT - CANARY_BYTES - sizeof(diag_trailer_t)) return out_of_memory();
   size_t need = size + CANARY_BYTES + sizeof(diag_trailer_t);
   uint8_t *user;
   if (alignment > ALIGNMENT_MIN)
     user = alloc_aligned(heap, need, alignment);
   else
     user = alloc_sized(heap, need, false);
-  if (user == NULL) {
-    errno = ENOMEM;
-    return NULL;
-  }
+  if (user == NULL) return out_of_memory();
   if (zero) memset(user, 0, size);
   segment_t *segment = segment_of(user);
   diag_trailer_t *trailer = diag_trailer_of(segment, page_of(segment, user), user);
@@ -53,9 +37,9 @@ void *diag_malloc(heap_t *heap, size_t size, size_t alignment, bool zero) {
   trailer->requested = size;
   trailer->user = (uintptr_t)user;
   trailer->state = DIAG_LIVE;
-  trailer->site = !track_sites ? 0 /* statistics need no call sites */
-                  : in_diag()  ? SITE_BRISK
-                               : site_capture(0);
+  trailer->site = !diag_track_sites ? 0 /* statistics need no call sites */
+                  : in_diag()       ? SITE_BRISK
+                                    : site_capture(0);
   counter_add(heap->counters.mallocs[stats_class(size)], 1);
   counter_add(heap->counters.requested_bytes, (int64_t)size);
   return user;
@@ -86,7 +70,7 @@ void diag_before_free(segment_t *segment, page_t *page, void *p) {
  * site it recorded holds no frame of the program's. The binding calls this
  * right after the allocation, with the frame pointer of its own entry. */
 void diag_retrace(void *p, void *frame) {
-  if (!track_sites || p == NULL || frame == NULL || in_diag()) return;
+  if (!diag_track_sites || p == NULL || frame == NULL || in_diag()) return;
   segment_t *segment = segment_of(p);
   if (!segment_map_contains(segment)) return;
   in_diag_set(true);

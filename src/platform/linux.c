@@ -187,13 +187,8 @@ void platform_table_free(void *p, size_t size) {
 /* From the auxiliary vector the kernel gave the process (no system call),
  * once: ARM64 kernels are built with 4, 16 or 64 KiB pages. */
 size_t platform_page_size(void) {
-  static _Atomic(size_t) xpage_size;
-  size_t size = atomic_load_explicit(&xpage_size, memory_order_relaxed);
-  if (size != 0) return size;
-  size = (size_t)getauxval(AT_PAGESZ);
-  if (size == 0) size = (size_t)sysconf(_SC_PAGESIZE);
-  atomic_store_explicit(&xpage_size, size, memory_order_relaxed);
-  return size;
+  size_t size = (size_t)getauxval(AT_PAGESZ);
+  return size != 0 ? size : (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* ---- time, threads, fork ---------------------------------------------------- */
@@ -344,14 +339,8 @@ static uint64_t status_kb(const char *text, const char *key) {
 }
 
 void platform_resident(uint64_t *current, uint64_t *peak) {
-  char text[4096];
-  *current = *peak = 0;
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return;
-  text[n] = 0;
+  char text[4096] = ""; /* left empty when the file cannot be read: 0 */
+  platform_read_file("/proc/self/status", text, sizeof text);
   *current = status_kb(text, "VmRSS:");
   *peak = status_kb(text, "VmHWM:");
 }
