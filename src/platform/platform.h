@@ -355,7 +355,8 @@ const void *platform_call_target(const void *return_address);
 
 /* A fault (SIGSEGV, SIGBUS; Windows: an access violation) seen by the hook:
  * where, and the registers that may hold a pointer argument, the argument
- * registers first. */
+ * registers first, then (i386, ARM64) the words on top of the stack, where
+ * arguments are passed or kept by unoptimised code. */
 #define PLATFORM_FAULT_REGISTERS 15
 typedef struct platform_fault {
   uintptr_t pc;
