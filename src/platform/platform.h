@@ -143,7 +143,8 @@ bool platform_thread_exit_init(void (*callback)(void *value));
 void platform_thread_exit_arm(void *value);
 /* Starts body on a thread of its own that the program never sees: detached,
  * with every signal blocked, at the program's priority (its work holds locks
- * the program's threads may wait for). false when it cannot. */
+ * the program's threads may wait for). false when it cannot; with errno
+ * EBUSY when only not now (Linux: another thread is forking). */
 bool platform_thread_start(void (*body)(void), const char *name);
 void platform_sleep_ms(unsigned ms);
 /* An asymmetric fence: platform_fence_all() makes every running thread of
