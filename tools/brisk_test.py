@@ -63,13 +63,7 @@ LINUX32_EXCLUDED = {
     "brisk_top_screen": "brisk top reads 64-bit processes (it says so for a 32-bit one)",
     "symbolize_later": "brisk symbolize reads 64-bit ELF files",
 }
-# With 64 KiB pages also: qemu-user's mincore writes one byte per 4 KiB page
-# whatever page size it reports, overrunning the vector of a test that asks
-# which of its pages are resident (they run with 4 KiB pages in `arm64`).
-ARM64_DEBUG_EXCLUDED = dict(ARM64_EXCLUDED, **{
-    "brisk_cached_segments_wait_resident|brisk_cached_segments_wait_resident_then_purged|"
-    "brisk_purge_never_keeps_resident|brisk_page_for_new_class_drops_old_data":
-        "qemu-user's mincore fills one byte per 4 KiB page, not per 64 KiB page it reports"})
+ARM64_DEBUG_EXCLUDED = ARM64_EXCLUDED
 ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL=OFF",
          # a quarter of the iterations: every instruction is emulated
          "-DBRISK_TEST_SCALE=25", *TESTS]

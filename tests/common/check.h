@@ -20,6 +20,7 @@
 #include <psapi.h>
 #else
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -193,7 +194,8 @@ static inline size_t test_rss_bytes(void) {
   return test_status_bytes("VmRSS:");
 }
 
-/* How many OS pages of [p, p + size) are resident (mincore). qemu-user
+/* How many OS pages of [p, p + size) are resident (mincore); pages no
+ * longer mapped (a segment released meanwhile) are not. qemu-user
  * reporting pages larger than its host's (64 KiB on 4 KiB) passes mincore
  * on, and the host writes a byte per 4 KiB: the vector has room for that,
  * starts filled with a value mincore never writes, and the bytes written
@@ -209,7 +211,15 @@ static inline size_t test_resident_pages(const void *p, size_t size) {
   while (at < end) {
     size_t pages = (end - at) / os_page < (size_t)PAGES ? (end - at) / os_page : (size_t)PAGES;
     memset(vec, UNWRITTEN, pages * parts);
-    REQUIRE(mincore((void *)at, pages * os_page, vec) == 0);
+    if (mincore((void *)at, pages * os_page, vec) != 0) {
+      REQUIRE(errno == ENOMEM);
+      if (pages > 1) { /* some page is not mapped: page by page */
+        for (size_t i = 0; i < pages; i++)
+          resident += test_resident_pages((const void *)(at + i * os_page), os_page);
+      }
+      at += pages * os_page;
+      continue;
+    }
     size_t per_page = parts > 1 && vec[pages] != UNWRITTEN ? parts : 1; /* bytes per OS page */
     for (size_t i = 0; i < pages; i++) {
       unsigned char any = 0;
