@@ -247,32 +247,34 @@ static void fork_child(void) {
   atomic_store(&xstarts_under_way, 0);
 }
 
-/* pthread_create's result, or EBUSY while a fork is under way. */
-static int thread_create(pthread_attr_t *attr, void (*body)(void), pthread_t *thread) {
-  atomic_fetch_add(&xstarts_under_way, 1);
-  int error = EBUSY;
-  if (atomic_load(&xforks_under_way) == 0)
-    error = pthread_create(thread, attr, thread_body, (void *)body);
-  atomic_fetch_sub(&xstarts_under_way, 1);
-  return error;
-}
-
-bool platform_thread_start(void (*body)(void), const char *name) {
+/* pthread_create's result (or pthread_attr_init's). */
+static int thread_create(void (*body)(void), pthread_t *thread) {
   pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) return false;
+  int error = pthread_attr_init(&attr);
+  if (error != 0) return error;
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   /* 64 KiB, or the C library's least where it is more (glibc on ARM64:
    * 128 KiB, for kernels with 64 KiB pages). */
   long least = sysconf(_SC_THREAD_STACK_MIN);
   pthread_attr_setstacksize(&attr, least > 64 * 1024 ? (size_t)least : 64 * 1024);
-  /* Signals meant for the program never land on this thread. */
+  error = pthread_create(thread, &attr, thread_body, (void *)body);
+  pthread_attr_destroy(&attr);
+  return error;
+}
+
+bool platform_thread_start(void (*body)(void), const char *name) {
+  /* Signals meant for the program never land on the new thread (it keeps
+   * this mask), nor on this one while it is marked as starting (above). */
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
+  /* From pthread_attr_init on: musl's takes the lock fork holds too. */
+  atomic_fetch_add(&xstarts_under_way, 1);
+  int error = EBUSY;
   pthread_t thread;
-  int error = thread_create(&attr, body, &thread);
+  if (atomic_load(&xforks_under_way) == 0) error = thread_create(body, &thread);
+  atomic_fetch_sub(&xstarts_under_way, 1);
   pthread_sigmask(SIG_SETMASK, &previous, NULL);
-  pthread_attr_destroy(&attr);
   if (error == EBUSY) errno = EBUSY;
   if (error != 0) return false;
   pthread_setname_np(thread, name);
