@@ -87,7 +87,9 @@ static int run_case(int earlier_slow_calls) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "case") == 0) return run_case(atoi(argv[2]));
   api_init();
-  const double timeout_s = 30;
+  /* Three times as long under an emulator (qemu-user, whose command
+   * tests/CMakeLists.txt gives the tests), as CTest's limit there. */
+  const double timeout_s = getenv("CROSSCOMPILING_EMULATOR") != NULL ? 90 : 30;
   /* Every number of earlier slow calls once; the repeats scale down (with
    * the iterations, under emulation). */
   int cases = (int)test_scaled(CASES);
