@@ -145,14 +145,8 @@ STAGES = [
 
 # Stages that run only when named in --stages, not by a plain `./brisk test`
 # (nor CI), with why: their tests do not all pass yet, or they take too long.
-ON_REQUEST = {
-    "arm64": "under qemu-user: fork tests leave a child stuck, load-timed tests time out; "
-             "about 15 min on 2 cores",
-    "arm64-debug": "under qemu-user: a double free of a 4 MiB block faults instead of being "
-                   "reported; about 25 min on 2 cores",
-    "musl": "a forked child of a preloaded program can hang on musl's fork locks; "
-            "the idle-pool test fails under load",
-}
+# None today.
+ON_REQUEST = {}
 
 Result = namedtuple("Result", "passed skipped failed problem failures why_skipped",
                     defaults=[()])
@@ -416,8 +410,8 @@ def parse(argv):
         prog="brisk test", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Build brisk and run every test, one build folder per stage:\n" + "\n".join(
             f"  {s.name:<8} {s.folder + '/':<13} {s.summary}" for s in STAGES) +
-        "\n\nRun only when named in --stages:\n" + "\n".join(
-            f"  {name:<11} {why}" for name, why in ON_REQUEST.items()))
+        ("\n\nRun only when named in --stages:\n" + "\n".join(
+            f"  {name:<11} {why}" for name, why in ON_REQUEST.items()) if ON_REQUEST else ""))
     parser.add_argument("--stages", metavar="S1,S2",
                         default=",".join(s.name for s in STAGES if s.name not in ON_REQUEST),
                         help="run only these stages (default: all but those run on request)")
