@@ -18,6 +18,8 @@
  * are busy elsewhere (it only tries their locks). */
 #include "core.h"
 
+#include <errno.h>
+
 enum { IDLE, RUNNING, OFF };
 static _Atomic(int) xstate;
 /* Rounds run, and the bytes purged or released while one ran (by the round,
@@ -87,10 +89,15 @@ void background_wanted(void) {
   if (!atomic_cas_strong_acq_rel(&xstate, &expected, off ? OFF : RUNNING)) return;
   if (off) return;
   atomic_store_relaxed(&xmemory_purge_eagerly, false);
+  int saved_errno = errno;
+  errno = 0;
   if (!platform_thread_start(background_body, "brisk-purge")) {
-    atomic_store_relaxed(&xmemory_purge_eagerly, true); /* no thread to be had */
-    atomic_store_relaxed(&xstate, OFF);
+    atomic_store_relaxed(&xmemory_purge_eagerly, true);
+    /* EBUSY: a fork is under way; a later call tries again. Else no thread
+     * is to be had. */
+    atomic_store_release(&xstate, errno == EBUSY ? IDLE : OFF);
   }
+  errno = saved_errno;
 }
 
 /* A forked child does without it: the purger did not come along, and

@@ -213,23 +213,65 @@ static void *thread_body(void *body) {
   return NULL;
 }
 
-bool platform_thread_start(void (*body)(void), const char *name) {
+/* brisk starts its thread from inside an allocation, where the caller may
+ * hold any lock of its own: a thread growing a stdio buffer holds that
+ * FILE's. musl's fork takes the lock pthread_create needs before stdio's
+ * list lock, and fflush(NULL) holds the list lock while it waits for each
+ * FILE: a thread start inside fprintf's realloc, a fork and a flush at the
+ * same moment wait on each other for good. So no start begins once a fork
+ * has begun (the start gives up, to be tried again later), and a fork waits
+ * for a start under way, which waits on no lock fork has taken yet: fork
+ * runs this prepare handler before it takes any. The starter keeps every
+ * signal blocked while it is marked, so a handler that forks never waits
+ * for its own thread. */
+static _Atomic(int) xforks_under_way;
+static _Atomic(int) xstarts_under_way;
+
+static void fork_prepare(void) {
+  atomic_fetch_add(&xforks_under_way, 1);
+  while (atomic_load(&xstarts_under_way) != 0)
+    sched_yield();
+}
+
+static void fork_parent(void) {
+  atomic_fetch_sub(&xforks_under_way, 1);
+}
+
+static void fork_child(void) {
+  atomic_store(&xforks_under_way, 0);
+  atomic_store(&xstarts_under_way, 0);
+}
+
+/* pthread_create's result (or pthread_attr_init's). */
+static int thread_create(void (*body)(void), pthread_t *thread) {
   pthread_attr_t attr;
-  if (pthread_attr_init(&attr) != 0) return false;
+  int error = pthread_attr_init(&attr);
+  if (error != 0) return error;
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   /* 64 KiB, or the C library's least where it is more (glibc on ARM64:
    * 128 KiB, for kernels with 64 KiB pages). */
   long least = sysconf(_SC_THREAD_STACK_MIN);
   pthread_attr_setstacksize(&attr, least > 64 * 1024 ? (size_t)least : 64 * 1024);
-  /* Signals meant for the program never land on this thread. */
+  error = pthread_create(thread, &attr, thread_body, (void *)body);
+  pthread_attr_destroy(&attr);
+  return error;
+}
+
+bool platform_thread_start(void (*body)(void), const char *name) {
+  /* Signals meant for the program never land on the new thread (it keeps
+   * this mask), nor on this one while it is marked as starting (above). */
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
+  /* From pthread_attr_init on: musl's takes the lock fork holds too. */
+  atomic_fetch_add(&xstarts_under_way, 1);
+  int error = EBUSY;
   pthread_t thread;
-  bool started = pthread_create(&thread, &attr, thread_body, (void *)body) == 0;
+  if (atomic_load(&xforks_under_way) == 0) error = thread_create(body, &thread);
+  atomic_fetch_sub(&xstarts_under_way, 1);
   pthread_sigmask(SIG_SETMASK, &previous, NULL);
-  pthread_attr_destroy(&attr);
-  if (!started) return false;
+  if (error == EBUSY) errno = EBUSY;
+  if (error != 0) return false;
   pthread_setname_np(thread, name);
   return true;
 }
@@ -253,6 +295,7 @@ void platform_sleep_ms(unsigned ms) {
 }
 
 void platform_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
   pthread_atfork(prepare, parent, child);
 }
 

@@ -247,9 +247,17 @@ static void fault_registers(const ucontext_t *uc, platform_fault *fault) {
   for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++)
     fault->registers[i] = (uintptr_t)uc->uc_mcontext.gregs[order[i]];
 #elif defined(__aarch64__)
+  /* x0-x7 (the arguments), then the words on top of the stack: unoptimised
+   * code keeps its arguments there and reuses x0-x7 as scratch, so that
+   * when page_of's read of the header faults, x0 and x1 hold the offset and
+   * the header, and only [sp] still holds the pointer. */
+  enum { ARGUMENT_REGISTERS = 8 };
   fault->pc = (uintptr_t)uc->uc_mcontext.pc;
-  for (int i = 0; i < PLATFORM_FAULT_REGISTERS; i++) /* x0-x7 are the arguments */
+  for (int i = 0; i < ARGUMENT_REGISTERS; i++)
     fault->registers[i] = (uintptr_t)uc->uc_mcontext.regs[i];
+  const uintptr_t *stack = (const uintptr_t *)uc->uc_mcontext.sp;
+  for (int i = ARGUMENT_REGISTERS; i < PLATFORM_FAULT_REGISTERS; i++)
+    fault->registers[i] = stack[i - ARGUMENT_REGISTERS];
 #else
   /* i386 passes arguments on the stack: the registers a function has loaded
    * them into, then the words on top of the stack. */

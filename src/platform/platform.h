@@ -143,7 +143,8 @@ bool platform_thread_exit_init(void (*callback)(void *value));
 void platform_thread_exit_arm(void *value);
 /* Starts body on a thread of its own that the program never sees: detached,
  * with every signal blocked, at the program's priority (its work holds locks
- * the program's threads may wait for). false when it cannot. */
+ * the program's threads may wait for). false when it cannot; with errno
+ * EBUSY when only not now (Linux: another thread is forking). */
 bool platform_thread_start(void (*body)(void), const char *name);
 void platform_sleep_ms(unsigned ms);
 /* An asymmetric fence: platform_fence_all() makes every running thread of
@@ -361,7 +362,8 @@ const void *platform_call_target(const void *return_address);
 
 /* A fault (SIGSEGV, SIGBUS; Windows: an access violation) seen by the hook:
  * where, and the registers that may hold a pointer argument, the argument
- * registers first. */
+ * registers first, then (i386, ARM64) the words on top of the stack, where
+ * arguments are passed or kept by unoptimised code. */
 #define PLATFORM_FAULT_REGISTERS 15
 typedef struct platform_fault {
   uintptr_t pc;

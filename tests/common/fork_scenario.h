@@ -23,13 +23,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "child_process.h"
 
-#define SCENARIO_RUNS 20
-#define SCENARIO_WATCHDOG_S 10
+/* A build whose tests run fewer iterations (BRISK_TEST_SCALE below 100:
+ * sanitizers, emulation) runs slower by as much: its runs get as many times
+ * longer to do their work, and to hang. */
+static inline int scenario_slowness(void) {
+  unsigned long scale = test_scale_percent();
+  return scale >= 100 ? 1 : (int)((100 + scale - 1) / scale);
+}
+
+/* 20 runs; 5 under an emulator (qemu-user: tests/CMakeLists.txt gives its
+ * command to the tests), where a run takes ten times as long. */
+#define SCENARIO_RUNS (getenv("CROSSCOMPILING_EMULATOR") != NULL ? 5 : 20)
+#define SCENARIO_WATCHDOG_S (10 * scenario_slowness())
 /* A run that goes on until its threads have done enough stops trying after
  * this long (and says the machine was too busy), well before the watchdog. */
-#define SCENARIO_WORK_S 5.0
+#define SCENARIO_WORK_S (5.0 * scenario_slowness())
 
 /* Where the scenario is, for the watchdog's report. Set with plain stores of
  * sig_atomic_t: the watchdog reads them from a signal handler. */

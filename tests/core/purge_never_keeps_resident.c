@@ -101,7 +101,9 @@ int main(void) {
             "of the freed 1 KiB blocks, %zu of %zu OS pages are resident (%zu MiB purged)",
             resident, pages, (pages - resident) * test_page_size() / MIB);
   count_freed(large, LARGE_COUNT, LARGE, LARGE_KEEP_EVERY, &pages, &resident);
-  REQUIRE(pages > LARGE_BYTES / test_page_size() / 2);
+  /* A quarter at least: with 64 KiB OS pages, the pages wholly inside
+   * runs of freed 100 KiB blocks are about a third of them. */
+  REQUIRE(pages > LARGE_BYTES / test_page_size() / 4);
   CHECK_MSG(resident * 100 >= pages * 95,
             "of the freed 100 KiB blocks, %zu of %zu OS pages are resident (%zu MiB purged)",
             resident, pages, (pages - resident) * test_page_size() / MIB);
