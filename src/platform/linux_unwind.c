@@ -487,6 +487,7 @@ static int walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, void **frames, int max
  * whichever way the stack is walked. The first call goes to libgcc, which
  * glibc loads then: at start-up (sites_warm_up), not inside some malloc. */
 #define LIBGCC_FRAMES_MAX 128
+#define LIBGCC_SKIP_MAX 4
 static _Atomic(bool) libgcc_loaded;
 
 __attribute__((noinline)) int platform_backtrace(void **frames, int max) {
@@ -500,11 +501,20 @@ __attribute__((noinline)) int platform_backtrace(void **frames, int max) {
   }
 #endif
   atomic_store_explicit(&libgcc_loaded, true, memory_order_relaxed);
-  void *raw[LIBGCC_FRAMES_MAX + 1]; /* raw[0]: this function */
+  /* raw[0] is this function, unless a sanitizer's interceptor of
+   * backtrace() puts its own frame first: start at the return address. */
+  void *raw[LIBGCC_FRAMES_MAX + LIBGCC_SKIP_MAX];
   if (max > LIBGCC_FRAMES_MAX) max = LIBGCC_FRAMES_MAX;
-  int count = backtrace(raw, max + 1) - 1;
+  int total = backtrace(raw, max + LIBGCC_SKIP_MAX);
+  int skip = 1;
+  for (int i = 0; i < total && i < LIBGCC_SKIP_MAX; i++)
+    if (raw[i] == __builtin_return_address(0)) {
+      skip = i;
+      break;
+    }
+  int count = total - skip < max ? total - skip : max;
   if (count <= 0) return 0;
-  memcpy(frames, raw + 1, (size_t)count * sizeof *frames);
+  memcpy(frames, raw + skip, (size_t)count * sizeof *frames);
   return count;
 }
 

@@ -98,7 +98,8 @@ static NOINLINE int sized_at_run_time(int depth, int left) {
 }
 
 /* Enough live values across the call that rbp is used as a register. */
-static NOINLINE int many_registers(int depth, int left, int a, int b, int c, int d, int e, int f) {
+static NOINLINE int many_registers(int depth, int left, unsigned a, unsigned b, unsigned c,
+                                   unsigned d, unsigned e, unsigned f) {
   if (left == 0) return compare("rbp as a register", depth) + (a ^ b ^ c ^ d ^ e ^ f) * 0;
   int r = many_registers(depth, left - 1, b + 1, c * 3, d ^ a, e - f, f + a, a * b);
   sink = a + b + c + d + e + f;
