@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GLIBC__)
 #include <unwind.h>
 
 int platform_backtrace_cached(void **frames, int max);
@@ -160,3 +162,11 @@ int main(void) {
   printf(failures ? "%d comparisons failed\n" : "all stacks the same as libgcc's\n", failures);
   return failures ? 1 : 0;
 }
+#else
+/* Elsewhere libgcc's unwinder may not even link statically (musl's lacks
+ * _dl_find_object), and there are no cached rules to compare. */
+int main(void) {
+  printf("SKIPPED: no cached unwind rules here (x86-64 with glibc only)\n");
+  return 77;
+}
+#endif

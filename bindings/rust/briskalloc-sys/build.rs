@@ -14,6 +14,9 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+// Sources that CMakeLists.txt leaves out of a Windows build.
+const LINUX_ONLY: &[&str] = &["src/platform/linux_unwind.c"];
+
 const SUPPORTED: &str = "brisk supports Linux on x86-64 with glibc (x86_64-unknown-linux-gnu) \
 and 64-bit Windows with MinGW-w64 (x86_64-pc-windows-gnu); a port implements \
 src/platform/platform.h for its OS";
@@ -50,7 +53,10 @@ fn main() {
 
     let mut sources = sources_of(&read(&root.join("CMakeLists.txt")));
     if target.windows {
-        // cmake/windows.cmake: the platform layer's Windows files replace Linux's
+        // CMakeLists.txt: files of Linux's platform layer with no Windows
+        // counterpart stay out; cmake/windows.cmake: the Windows files
+        // replace the others
+        sources.retain(|source| !LINUX_ONLY.contains(&source.as_str()));
         for source in sources.iter_mut() {
             if let Some(rest) = source.strip_prefix("src/platform/linux") {
                 *source = format!("src/platform/windows{}", rest);
