@@ -102,6 +102,16 @@ static int64_t sleb(const uint8_t **p) {
   return (int64_t)value;
 }
 
+/* A 2- or 4-byte field at *p, sign-extended when is_signed. */
+static uint64_t fixed(const uint8_t **p, unsigned size, bool is_signed) {
+  uint32_t v = 0;
+  memcpy(&v, *p, size); /* little-endian: the low bytes */
+  *p += size;
+  unsigned shift = 32 - 8 * size;
+  if (is_signed) return (uint64_t)(int64_t)((int32_t)(v << shift) >> shift);
+  return v;
+}
+
 /* A pointer in encoding `encoding` at *p (not followed when indirect: only
  * the personality routine's is, and it is skipped); false for an encoding
  * this reader does not know. */
@@ -115,34 +125,14 @@ static bool encoded(const uint8_t **p, uint8_t encoding, uintptr_t data_base, ui
     memcpy(&value, at, 8);
     *p += 8;
     break;
-  case PE_UDATA4: {
-    uint32_t v;
-    memcpy(&v, at, 4);
-    value = v;
-    *p += 4;
+  case PE_UDATA4:
+  case PE_SDATA4:
+    value = fixed(p, 4, (encoding & 0x0f) == PE_SDATA4);
     break;
-  }
-  case PE_SDATA4: {
-    int32_t v;
-    memcpy(&v, at, 4);
-    value = (uint64_t)(int64_t)v;
-    *p += 4;
+  case PE_UDATA2:
+  case PE_SDATA2:
+    value = fixed(p, 2, (encoding & 0x0f) == PE_SDATA2);
     break;
-  }
-  case PE_UDATA2: {
-    uint16_t v;
-    memcpy(&v, at, 2);
-    value = v;
-    *p += 2;
-    break;
-  }
-  case PE_SDATA2: {
-    int16_t v;
-    memcpy(&v, at, 2);
-    value = (uint64_t)(int64_t)v;
-    *p += 2;
-    break;
-  }
   case PE_ULEB128:
     value = uleb(p);
     break;
