@@ -10,6 +10,7 @@ several repetitions, medians of wall time:
   check    BRISK_CHECK=1
   heap     BRISK_HEAP_PROFILE at the default rate, with libbrisk-heapprof.so (what
            `brisk run --heap-profile` preloads; not in the default --modes)
+  countdown  libbrisk-heapprof.so with the profile off: its fast path's countdown alone
   guard    BRISK_GUARD=on (sampled guard pages at the default rate); guard:N, at rate N
 and, single-threaded, the callgrind instruction counts of nodiag, off, heap and
 the guard modes, which do not drift with the machine's load; --cpu adds the
@@ -81,6 +82,7 @@ def main(argv):
         "profile": (libs["normal"], {"BRISK_PROFILE": "1",
                                      "BRISK_PROFILE_FILE": os.path.join(scratch, "profile")}),
         "check": (libs["normal"], {"BRISK_CHECK": "1"}),
+        "countdown": (libs["heapprof"], {}),
         "heap": (libs["heapprof"], {"BRISK_HEAP_PROFILE": os.path.join(scratch, "heap.pb.gz")}),
         "guard": (libs["normal"], {"BRISK_GUARD": "on"}),
     }

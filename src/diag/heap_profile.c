@@ -28,6 +28,13 @@
 
 #define LIVE_CAPACITY 65536 /* a power of two */
 #define TOMBSTONE ((uintptr_t)1)
+/* The tables' entries in one stretch (a page or so) that writing the profile
+ * skips when no sample ever landed there: a program with a few hundred
+ * samples then reads a few hundred of their pages at exit, not all of them
+ * (the zero pages a read maps cost as much as the profile's writing). */
+#define STRETCH 128
+#define STRETCH_USED(used, i) ((used)[(i) / STRETCH / 64] >> ((i) / STRETCH % 64) & 1)
+#define STRETCH_MARK(used, i) ((used)[(i) / STRETCH / 64] |= 1ull << ((i) / STRETCH % 64))
 
 typedef struct live_sample {
   uintptr_t block; /* 0: free slot; TOMBSTONE: freed */
@@ -35,14 +42,17 @@ typedef struct live_sample {
   uint32_t site;
 } live_sample;
 
-/* Per call site, the estimated allocations since the start. */
+/* Per call site, the estimated allocations since the start, and those
+ * still live (summed when the profile is written). */
 typedef struct site_total {
-  double objects;
-  double bytes;
+  double objects, bytes;
+  double inuse_objects, inuse_bytes;
 } site_total;
 
 static live_sample *live;
+static uint64_t live_used[LIVE_CAPACITY / STRETCH / 64];
 static site_total *totals; /* SITE_CAPACITY entries, by site id - 1 */
+static uint64_t totals_used[SITE_CAPACITY / STRETCH / 64];
 static _Atomic(uint64_t) xlive_count;
 static uint64_t dropped; /* samples the full table could not keep */
 static platform_lock_t lock = PLATFORM_LOCK_INIT;
@@ -100,9 +110,11 @@ static uint64_t hash_block(uintptr_t block) {
 
 static void live_insert(uintptr_t block, uint64_t size, uint32_t site) {
   for (uint64_t probe = 0; probe < LIVE_CAPACITY; probe++) {
-    live_sample *slot = &live[(hash_block(block) + probe) & (LIVE_CAPACITY - 1)];
+    uint64_t index = (hash_block(block) + probe) & (LIVE_CAPACITY - 1);
+    live_sample *slot = &live[index];
     if (slot->block == 0 || slot->block == TOMBSTONE) {
       *slot = (live_sample){.block = block, .size = size, .site = site};
+      STRETCH_MARK(live_used, index);
       atomic_add_relaxed(&xlive_count, 1);
       return;
     }
@@ -159,6 +171,7 @@ static NOINLINE void *sample(heap_t *heap, size_t size, bool zero, uint32_t site
   if (site != 0) {
     totals[site - 1].objects += 1.0 / probability;
     totals[site - 1].bytes += (double)size / probability;
+    STRETCH_MARK(totals_used, site - 1);
   }
   platform_lock_release(&lock);
   if (atomic_load_relaxed(&xdump_requested) && !in_diag()) {
@@ -228,24 +241,34 @@ static int open_named(char *path, size_t size, const char *format, const char *b
 /* Sums the samples by call site, largest in-use first; returns how many. */
 static size_t gather(profile_sample *out) {
   platform_lock_acquire(&lock);
-  static double inuse_objects[SITE_CAPACITY], inuse_bytes[SITE_CAPACITY];
-  memset(inuse_objects, 0, sizeof inuse_objects);
-  memset(inuse_bytes, 0, sizeof inuse_bytes);
+  for (uint32_t i = 0; i < SITE_CAPACITY; i += STRETCH) {
+    if (!STRETCH_USED(totals_used, i)) continue;
+    for (uint32_t j = i; j < i + STRETCH; j++)
+      totals[j].inuse_objects = totals[j].inuse_bytes = 0.0;
+  }
   for (uint64_t i = 0; i < LIVE_CAPACITY; i++) {
+    if (!STRETCH_USED(live_used, i)) {
+      i += STRETCH - 1; /* to the next stretch */
+      continue;
+    }
     live_sample *slot = &live[i];
     if (slot->block <= TOMBSTONE || slot->site == 0) continue;
     double probability = one_minus_exp_neg((double)slot->size / rate);
-    inuse_objects[slot->site - 1] += 1.0 / probability;
-    inuse_bytes[slot->site - 1] += (double)slot->size / probability;
+    totals[slot->site - 1].inuse_objects += 1.0 / probability;
+    totals[slot->site - 1].inuse_bytes += (double)slot->size / probability;
   }
   size_t count = 0;
   for (uint32_t i = 0; i < SITE_CAPACITY; i++) {
+    if (!STRETCH_USED(totals_used, i)) {
+      i += STRETCH - 1;
+      continue;
+    }
     if (totals[i].objects == 0.0) continue;
     profile_sample sample = {.site = i + 1};
     sample.values[ALLOC_OBJECTS] = (int64_t)(totals[i].objects + 0.5);
     sample.values[ALLOC_SPACE] = (int64_t)(totals[i].bytes + 0.5);
-    sample.values[INUSE_OBJECTS] = (int64_t)(inuse_objects[i] + 0.5);
-    sample.values[INUSE_SPACE] = (int64_t)(inuse_bytes[i] + 0.5);
+    sample.values[INUSE_OBJECTS] = (int64_t)(totals[i].inuse_objects + 0.5);
+    sample.values[INUSE_SPACE] = (int64_t)(totals[i].inuse_bytes + 0.5);
     size_t at = count++;
     while (at > 0 && out[at - 1].values[INUSE_SPACE] < sample.values[INUSE_SPACE]) {
       out[at] = out[at - 1];

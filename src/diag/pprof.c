@@ -18,7 +18,10 @@
 
 #define OUT_CAPACITY ((size_t)64 << 20) /* reserved, committed as written */
 #define TEXT_CAPACITY ((size_t)16 << 20)
-#define KEYS 65536 /* each table's slots, a power of two */
+/* Each table's slots: a power of two, twice what the profile's frames could
+ * need, so that a small profile touches few of their pages. */
+#define KEYS_MIN 256
+#define KEYS_MAX 65536
 /* A message's buffer on the stack: the largest (a sample: SITE_FRAMES location
  * ids and its values) takes under 400 bytes, and a frame under 4 KiB needs no
  * stack probe on Windows (libgcc's ___chkstk_ms, which libbrisk.a cannot carry). */
@@ -36,6 +39,7 @@ typedef struct builder {
   char *text; /* the string table's strings, each with its NUL */
   size_t text_length;
   uint64_t string_count;
+  uint64_t keys;       /* each table's slots */
   key_slot *strings;   /* FNV hash of a string -> index + 1 (a collision: a new entry) */
   key_slot *locations; /* address -> location id */
   key_slot *functions; /* (name, file) -> function id */
@@ -114,9 +118,9 @@ static uint64_t mix(uint64_t h) {
 }
 
 /* The slot of key (never 0), or NULL when the table is full. */
-static key_slot *slot_of(key_slot *table, uint64_t key) {
-  for (uint64_t probe = 0; probe < KEYS; probe++) {
-    key_slot *slot = &table[(mix(key) + probe) & (KEYS - 1)];
+static key_slot *slot_of(const builder *b, key_slot *table, uint64_t key) {
+  for (uint64_t probe = 0; probe < b->keys; probe++) {
+    key_slot *slot = &table[(mix(key) + probe) & (b->keys - 1)];
     if (slot->key == key || slot->key == 0) return slot;
   }
   return NULL;
@@ -129,8 +133,8 @@ static uint64_t string_index(builder *b, const char *text) {
   for (size_t i = 0; i < length; i++)
     h = (h ^ (uint8_t)text[i]) * 0x100000001b3ull;
   h |= 1;
-  for (uint64_t probe = 0; probe < KEYS; probe++) {
-    key_slot *slot = &b->strings[(mix(h) + probe) & (KEYS - 1)];
+  for (uint64_t probe = 0; probe < b->keys; probe++) {
+    key_slot *slot = &b->strings[(mix(h) + probe) & (b->keys - 1)];
     if (slot->key == 0) {
       if (b->text_length + length + 1 > TEXT_CAPACITY) return 0;
       slot->key = h;
@@ -201,7 +205,7 @@ static uint64_t mapping_of(builder *b, const void *pc) {
 
 static uint64_t function_id(builder *b, const char *name, const char *file) {
   uint64_t name_index = string_index(b, name), file_index = string_index(b, file);
-  key_slot *slot = slot_of(b->functions, name_index << 32 | file_index | 1ull << 63);
+  key_slot *slot = slot_of(b, b->functions, name_index << 32 | file_index | 1ull << 63);
   if (slot == NULL) return 0;
   if (slot->key != 0) return slot->id;
   slot->key = name_index << 32 | file_index | 1ull << 63;
@@ -217,7 +221,7 @@ static uint64_t function_id(builder *b, const char *name, const char *file) {
 
 /* Out of line: its buffers stay out of profile_write_pprof's frame. */
 static NOINLINE uint64_t location_id(builder *b, void *pc) {
-  key_slot *slot = slot_of(b->locations, (uint64_t)(uintptr_t)pc);
+  key_slot *slot = slot_of(b, b->locations, (uint64_t)(uintptr_t)pc);
   if (slot == NULL) return 0;
   if (slot->key != 0) return slot->id;
   slot->key = (uint64_t)(uintptr_t)pc;
@@ -298,19 +302,33 @@ static NOINLINE void prepare_names(const profile_sample *samples, size_t count) 
   platform_symbols_prepare(frames, n);
 }
 
-#define BUILDER_BYTES (OUT_CAPACITY + TEXT_CAPACITY + 3 * KEYS * sizeof(key_slot))
+/* Slots for the frames of the samples: each frame is at most a location, a
+ * function and two strings (its name and file). */
+static uint64_t keys_for(const profile_sample *samples, size_t count) {
+  uint64_t frames = 64; /* the value types, units, modules and comment */
+  for (size_t i = 0; i < count; i++) {
+    void *const *stack;
+    frames += (uint64_t)site_frames(samples[i].site, &stack);
+  }
+  uint64_t keys = KEYS_MIN;
+  while (keys < 4 * frames && keys < KEYS_MAX)
+    keys *= 2;
+  return keys;
+}
 
 bool profile_write_pprof(int fd, const profile_shape *shape, const profile_sample *samples,
                          size_t count) {
-  uint8_t *memory = platform_table_alloc(BUILDER_BYTES);
-  if (memory == NULL) return false;
   builder b;
   memset(&b, 0, sizeof b);
+  b.keys = keys_for(samples, count);
+  size_t bytes = OUT_CAPACITY + TEXT_CAPACITY + 3 * b.keys * sizeof(key_slot);
+  uint8_t *memory = platform_table_alloc(bytes);
+  if (memory == NULL) return false;
   b.out = memory;
   b.text = (char *)memory + OUT_CAPACITY;
   b.strings = (key_slot *)(memory + OUT_CAPACITY + TEXT_CAPACITY);
-  b.locations = b.strings + KEYS;
-  b.functions = b.locations + KEYS;
+  b.locations = b.strings + b.keys;
+  b.functions = b.locations + b.keys;
   b.text[0] = 0; /* string 0 is "" */
   b.text_length = 1;
   b.string_count = 1;
@@ -358,7 +376,7 @@ bool profile_write_pprof(int fd, const profile_shape *shape, const profile_sampl
   }
   bool written = !b.full;
   if (written) write_gzip(fd, b.out, b.length);
-  platform_table_free(memory, BUILDER_BYTES);
+  platform_table_free(memory, bytes);
   return written;
 }
 
