@@ -129,7 +129,8 @@ def main(argv):
                     cpu[(w, c)].append(float("nan"))
                     inrun[(w, c)].append(float("nan"))
     counts = {}
-    counted = [c for c in configs if c in ("nodiag", "off", "heap") or c.startswith("guard")]
+    counted = [c for c in configs
+               if c in ("nodiag", "off", "countdown", "heap") or c.startswith("guard")]
     if not args.no_callgrind:
         for w in workloads:
             for c in counted:
