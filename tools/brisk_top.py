@@ -14,8 +14,9 @@ program is read as a 64-bit one is: the descriptor gives the width of each
 word it points at (pointers and size_t are 4 bytes there).
 
 A PID that is not running, a process that brisk does not serve, or a brisk
-whose descriptor has another layout gets one line on stderr and exit status
-1; nothing is shown that was not read from the descriptor's own layout.
+whose descriptor has another layout or gives widths this tool cannot read
+gets one line on stderr and exit status 1; nothing is shown that was not
+read from the descriptor's own layout.
 """
 import argparse
 import ctypes
