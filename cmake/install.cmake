@@ -77,7 +77,7 @@ file(RELATIVE_PATH BRISK_BIN_TO_LIB /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LI
 configure_file(cmake/brisk-command.sh.in ${PROJECT_BINARY_DIR}/install/brisk @ONLY)
 install(PROGRAMS ${PROJECT_BINARY_DIR}/install/brisk DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES tools/brisk_command.py tools/brisk_run.py tools/brisk_options.py tools/brisk_top.py
-  tools/brisk_symbolize.py
+  tools/brisk_symbolize.py tools/brisk_elf.py
   DESTINATION ${BRISK_INSTALL_TOOLSDIR})
 install(FILES pascal/BriskMM.pas pascal/brisk.lpk pascal/brisk.pas pascal/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/brisk/pascal)
 install(FILES LICENSE README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -12,10 +12,11 @@
 #   scripts/install-deps.sh overhead  what `./brisk overhead` needs (adds valgrind)
 #   scripts/install-deps.sh windows   the test packages plus the Win64 cross toolchain,
 #                                     Wine and the Free Pascal sources (scripts/test-windows.sh)
-#   scripts/install-deps.sh linux32   the test packages plus gcc's 32-bit x86 support and the
-#                                     Free Pascal sources, and, where apt can, Debian's
-#                                     CPython and SQLite libraries for i386 (./brisk test's
-#                                     linux32 stage)
+#   scripts/install-deps.sh linux32   the test packages plus gcc's 32-bit x86 support, the
+#                                     Free Pascal and Lazarus sources, GTK 2's i386 libraries
+#                                     unpacked into .cache/gtk2-i386 (gtk2_i386 below), and,
+#                                     where apt can, Debian's CPython and SQLite libraries for
+#                                     i386 (./brisk test's linux32 stage)
 #   scripts/install-deps.sh win32     the test packages plus the Win32 cross toolchain and the
 #                                     Free Pascal sources, and, where apt can, Wine's 32-bit
 #                                     side (./brisk test's win32 stage)
@@ -67,8 +68,15 @@ rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win
 # the link /usr/include/asm and conflicts with every cross compiler
 # (gcc-aarch64-linux-gnu among them); cmake/linux-i386.cmake points -m32 at
 # those headers itself. fpc-source: scripts/build-fpc-i386.sh builds Free
-# Pascal's i386 compiler and units from it.
-linux32="gcc-12-multilib g++-12-multilib fpc-source"
+# Pascal's i386 compiler and units from it; lazarus-src: the LCL's sources,
+# which scripts/build-lcl-i386.sh compiles for i386 (lcl-units holds only
+# the x86-64 units).
+linux32="gcc-12-multilib g++-12-multilib fpc-source lazarus-src"
+# GTK 2's i386 libraries, which an i386 LCL program links against; the
+# packages' files are unpacked into .cache/gtk2-i386, not installed (see
+# gtk2_i386 below).
+linux32_gtk2="libgtk2.0-0 libgdk-pixbuf-2.0-0 libglib2.0-0 libpango-1.0-0 libcairo2 libatk1.0-0
+  libx11-6"
 # Debian's CPython and SQLite libraries for i386 (Multi-Arch: same, so they
 # install beside the amd64 ones, unlike the python3 and sqlite3 programs):
 # the linux32 stage runs them with the 32-bit brisk preloaded
@@ -203,6 +211,46 @@ i386_packages() {
   return 0
 }
 
+# GTK 2's i386 libraries for linking the linux32 stage's LCL program, which is
+# built, not run. Installed through dpkg's i386 architecture they would need
+# the i386 package lists in step with the amd64 ones (see above) and pull in
+# some forty i386 packages; the link needs only these files. So apt, with
+# lists of its own in .cache/gtk2-i386/apt (for i386 alone: the system's apt
+# is left as it is), downloads the packages, and dpkg-deb unpacks them into
+# .cache/gtk2-i386/root. Where it cannot, the LCL program is skipped.
+gtk2_i386() {
+  cache=$(cd "$(dirname "$0")/.." && pwd)/.cache/gtk2-i386
+  stamp="$(printf '%s ' $linux32_gtk2)"
+  [ -f "$cache/stamp" ] && [ "$(cat "$cache/stamp")" = "$stamp" ] && return 0
+  without="the linux32 stage reports its Lazarus LCL project as skipped"
+  if [ "$(id -u)" -ne 0 ]; then
+    say "GTK 2's i386 libraries not fetched (not root): $without"
+    return 0
+  fi
+  say "fetching GTK 2's i386 libraries into $cache"
+  rm -rf "$cache"
+  mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial" "$cache/debs"
+  set -- -q -o APT::Architecture=i386 -o APT::Architectures::=i386 \
+    -o Dir::State::Lists="$cache/apt/lists" -o Dir::Cache="$cache/apt/cache" \
+    -o APT::Sandbox::User=root
+  # An index that fails (a mirror mid-sync) is reported and left out; the
+  # download says whether the packages were in the others.
+  apt-get "$@" update >"$log" 2>&1 || grep -E '^(E|W):' "$log" | head -n 3 >&2
+  # shellcheck disable=SC2086 # the list is words on purpose
+  if ! (cd "$cache/debs" && apt-get "$@" download $linux32_gtk2) >"$log" 2>&1; then
+    tail -n 5 "$log" >&2
+    say "could not download GTK 2's i386 packages: $without"
+    rm -rf "$cache"
+    return 0
+  fi
+  for deb in "$cache"/debs/*.deb; do
+    dpkg-deb -x "$deb" "$cache/root"
+  done
+  rm -rf "$cache/apt" "$cache/debs"
+  echo "$stamp" >"$cache/stamp"
+  say "GTK 2's i386 libraries unpacked into $cache/root"
+}
+
 for package in $want; do
   say "installing $package (optional)"
   apt_install "$package" && continue
@@ -214,6 +262,7 @@ done
 extras
 case "$mode" in
   win32) i386_packages "$win32_i386" "the win32 stage builds everything and reports its runs as skipped" ;;
-  linux32) i386_packages "$linux32_i386" "the linux32 stage reports its preload tests of python3 and sqlite3 as skipped" ;;
+  linux32) i386_packages "$linux32_i386" "the linux32 stage reports its preload tests of python3 and sqlite3 as skipped"
+    gtk2_i386 ;;
 esac
 exit 0

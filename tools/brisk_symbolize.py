@@ -6,7 +6,7 @@ module's image base).
 
 Each frame is named from the module's debug information (addr2line: function,
 file and line; for a Windows module, the MinGW addr2line where installed),
-else from its ELF symbol table (function+offset), or, for a module given a
+else from its ELF symbol table (function+offset; 32-bit or 64-bit ELF), or, for a module given a
 map with --map, from the map:
 - GNU ld's (`cc -Wl,-Map=FILE`; symbol+offset and its object file: a map
   lists global symbols only);
@@ -33,63 +33,21 @@ import struct
 import subprocess
 import sys
 
+import brisk_elf
+
 FRAME = re.compile(r"^(?P<head>.*#\d+ 0x[0-9a-f]+ )(?P<module>\S.*?)\+0x(?P<offset>[0-9a-f]+) "
                    r"\((?P<build>build id [0-9a-f]+|no build id|timestamp [0-9a-f]+)\)\s*$")
 
 
-def elf_sections(data):
-    """[(name, type, address, offset, size, link, entsize)] of a 64-bit ELF file."""
-    if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] != 2:
-        return None
-    e_shoff, = struct.unpack_from("<Q", data, 40)
-    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", data, 58)
-    raw = []
-    for i in range(e_shnum):
-        at = e_shoff + i * e_shentsize
-        if at + 64 > len(data):
-            return None
-        raw.append(struct.unpack_from("<IIQQQQIIQQ", data, at))
-    names = raw[e_shstrndx][4] if e_shstrndx < len(raw) else 0
-    sections = []
-    for s in raw:
-        end = data.find(b"\0", names + s[0])
-        sections.append((data[names + s[0]:end].decode(errors="replace"), s[1], s[3], s[4], s[5],
-                         s[6], s[9]))
-    return sections
-
-
-def build_id(data, sections):
-    for name, kind, _, offset, size, _, _ in sections:
-        if kind != 7:  # SHT_NOTE
-            continue
-        at, end = offset, offset + size
-        while at + 12 <= end:
-            name_size, desc_size, note_type = struct.unpack_from("<III", data, at)
-            desc = at + 12 + ((name_size + 3) & ~3)
-            if note_type == 3 and data[at + 12:at + 12 + name_size] == b"GNU\0":
-                return data[desc:desc + desc_size].hex()
-            at = desc + ((desc_size + 3) & ~3)
-    return None
-
-
-def symbol_table(data, sections):
+def symbol_table(data, elf):
     """Sorted [(address, size, name)] of the functions in .symtab or .dynsym."""
-    symbols = []
-    for kind in (2, 11):  # SHT_SYMTAB, else SHT_DYNSYM
-        for _, section_kind, _, offset, size, link, entsize in sections:
-            if section_kind != kind:
-                continue
-            strings = sections[link][3]
-            for at in range(offset, offset + size, entsize or 24):
-                st_name, st_info, _, _, value, st_size = struct.unpack_from("<IBBHQQ", data, at)
-                if st_info & 0xF == 2 and value != 0:  # STT_FUNC
-                    end = data.find(b"\0", strings + st_name)
-                    symbols.append((value, st_size, data[strings + st_name:end].decode(
-                        errors="replace")))
+    for table in (brisk_elf.SHT_SYMTAB, brisk_elf.SHT_DYNSYM):
+        symbols = sorted((value, size, name.decode(errors="replace"))
+                         for name, value, size, info in elf.symbols(data, table)
+                         if info & 0xF == brisk_elf.STT_FUNC and value != 0)
         if symbols:
-            break
-    symbols.sort()
-    return symbols
+            return symbols
+    return []
 
 
 def nearest(symbols, offset):
@@ -362,14 +320,14 @@ def local_path(module):
 def check_build(path, data, build):
     """(what the module's file is, a line why it is not the build the report
     names, or None)."""
-    sections = elf_sections(data)
-    if sections is not None:
-        found = build_id(data, sections)
+    elf = brisk_elf.read(data)
+    if elf is not None:
+        found = elf.build_id(data)
         wanted = build[len("build id "):] if build.startswith("build id ") else None
         if wanted is not None and found != wanted:
-            return sections, (f"{path} is not the build the report names (build id {wanted}, "
-                              f"the file's {found or 'none'})")
-        return sections, None
+            return elf, (f"{path} is not the build the report names (build id {wanted}, "
+                         f"the file's {found or 'none'})")
+        return elf, None
     pe = pe_header(data)
     if pe is not None:
         wanted = int(build[len("timestamp "):], 16) if build.startswith("timestamp ") else None
@@ -377,7 +335,7 @@ def check_build(path, data, build):
             return pe, (f"{path} is not the build the report names (timestamp {wanted:08x}, the "
                         f"file's {pe[1]:08x})")
         return pe, None
-    return None, f"{path} is neither a 64-bit ELF file nor a PE file"
+    return None, f"{path} is neither an ELF file nor a PE file"
 
 
 def main(argv):
@@ -444,7 +402,7 @@ def main(argv):
                 continue
         # the module's debug information: function, file and line
         debug, pe = {}, None
-        if isinstance(kind, list):  # ELF sections
+        if isinstance(kind, brisk_elf.Elf):
             debug = addr2line(path, offsets)
         elif kind is not None:
             pe = kind
@@ -475,7 +433,7 @@ def main(argv):
             if o in debug:
                 function = debug[o][0]
                 named[o] = f"{function} ({where})" if where else f"{function} ({short}+0x{o:x})"
-            elif isinstance(kind, list):
+            elif isinstance(kind, brisk_elf.Elf):
                 symbols = symbols if symbols is not None else symbol_table(data, kind)
                 n = nearest(symbols, o)
                 if n is not None:

@@ -9,11 +9,14 @@ change and no setting. brisk exports one descriptor, `brisk_introspection`
 tool finds the symbol in the ELF symbol tables of the modules mapped in the
 process (/proc/PID/maps) and reads the process's memory with
 process_vm_readv, which needs the rights ptrace needs: root, or the
-program's own user where kernel.yama.ptrace_scope allows it.
+program's own user where kernel.yama.ptrace_scope allows it. A 32-bit
+program is read as a 64-bit one is: the descriptor gives the width of each
+word it points at (pointers and size_t are 4 bytes there).
 
 A PID that is not running, a process that brisk does not serve, or a brisk
-whose descriptor has another layout gets one line on stderr and exit status
-1; nothing is shown that was not read from the descriptor's own layout.
+whose descriptor has another layout or gives widths this tool cannot read
+gets one line on stderr and exit status 1; nothing is shown that was not
+read from the descriptor's own layout.
 """
 import argparse
 import ctypes
@@ -24,15 +27,24 @@ import struct
 import sys
 import time
 
+import brisk_elf
+
 SYMBOL = b"brisk_introspection"
 MAGIC = b"brisk-introspect"
-LAYOUT = 1  # the descriptor layout this tool reads (INTROSPECTION_LAYOUT)
+LAYOUT = 2  # the descriptor layout this tool reads (INTROSPECTION_LAYOUT)
 # Figures, in the descriptor's order (memory_figure, then the purger's).
 FIGURES = ("mapped", "committed", "committed_peak", "huge_bytes", "os_maps", "os_unmaps",
            "os_purges", "os_remaps", "purged_bytes", "released_bytes", "purger_rounds",
            "purger_returned")
 HEAP_FIELDS = ("size", "next", "state", "thread", "carved", "arena_in_use", "refills",
                "remote_in", "class_refills", "class_carved")
+# The widths each heap field after "size" may have (of one element for the
+# arrays), as the descriptor's heap_widths gives them: a pointer or a size_t
+# is 4 or 8 bytes, the counts 8 on every build.
+HEAP_WIDTHS = {"next": (4, 8), "state": (1,), "thread": (4,), "carved": (4, 8),
+               "arena_in_use": (4, 8), "refills": (8,), "remote_in": (8,),
+               "class_refills": (8,), "class_carved": (8,)}
+UNSIGNED = {1: "B", 2: "H", 4: "I", 8: "Q"}
 HEAP_STATES = {0: "running", 1: "exited", 2: "claimed"}
 MAX_HEAPS = 100000
 
@@ -91,6 +103,10 @@ class Process:
     def u64(self, address):
         return struct.unpack("<Q", self.read(address, 8))[0]
 
+    def word(self, address, width):
+        """The unsigned little-endian word of width bytes at address."""
+        return struct.unpack("<" + UNSIGNED[width], self.read(address, width))[0]
+
 
 def permission_line(pid):
     scope = ""
@@ -127,43 +143,23 @@ def mapped_modules(pid):
 
 
 def elf_symbol(path, name):
-    """(st_value, load bias offset) of symbol name in the ELF file at path, from
-    .dynsym or .symtab; None when it has none (or is no 64-bit ELF)."""
+    """(st_value, whether the module is loaded anywhere (ET_DYN), the first
+    address of the segment that maps the file's start) of symbol name in the
+    ELF file at path (32-bit or 64-bit), from .dynsym or .symtab; None when it
+    has none (or is no ELF file)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
-    if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] != 2 or data[5] != 1:
+    elf = brisk_elf.read(data)
+    if elf is None:
         return None
-    e_type, = struct.unpack_from("<H", data, 16)
-    e_phoff, e_shoff = struct.unpack_from("<QQ", data, 32)
-    e_phentsize, e_phnum, e_shentsize, e_shnum = struct.unpack_from("<HHHH", data, 54)
-    first_vaddr = None
-    for i in range(e_phnum):
-        p_type, _, p_offset, p_vaddr = struct.unpack_from("<IIQQ", data, e_phoff + i * e_phentsize)
-        if p_type == 1 and p_offset == 0:  # PT_LOAD that maps the file's start
-            first_vaddr = p_vaddr
-    sections = []
-    for i in range(e_shnum):
-        at = e_shoff + i * e_shentsize
-        if at + 64 > len(data):
-            return None
-        sections.append(struct.unpack_from("<IIQQQQIIQQ", data, at))
-    for sh_type in (11, 2):  # SHT_DYNSYM, then SHT_SYMTAB
-        for section in sections:
-            if section[1] != sh_type:
-                continue
-            offset, size, link, entsize = section[4], section[5], section[6], section[9] or 24
-            strings = sections[link][4]
-            for at in range(offset, offset + size, entsize):
-                st_name, = struct.unpack_from("<I", data, at)
-                end = data.find(b"\0", strings + st_name)
-                if data[strings + st_name:end] == name:
-                    st_value, = struct.unpack_from("<Q", data, at + 8)
-                    if st_value == 0:
-                        continue
-                    return st_value, (e_type == 3), first_vaddr or 0
+    first_vaddr = next((vaddr for offset, vaddr in elf.loads if offset == 0), 0)
+    for table in (brisk_elf.SHT_DYNSYM, brisk_elf.SHT_SYMTAB):
+        for symbol, value, _, _ in elf.symbols(data, table):
+            if symbol == name and value != 0:
+                return value, elf.type == brisk_elf.ET_DYN, first_vaddr
     return None
 
 
@@ -176,13 +172,6 @@ def find_descriptor(process):
     # brisk's own library first, then the program (brisk linked in), then the rest.
     order = sorted(modules, key=lambda p: (0 if "brisk" in os.path.basename(p) else
                                            1 if p == exe else 2, p))
-    try:
-        with open(f"/proc/{process.pid}/exe", "rb") as f:
-            if f.read(5)[4:5] == b"\x01":
-                raise TopError(f"process {process.pid} ({process.name()}) is a 32-bit program; "
-                               f"brisk top reads 64-bit ones")
-    except OSError:
-        pass
     for path in order:
         found = elf_symbol(path, SYMBOL)
         if found is None:
@@ -206,25 +195,41 @@ class Descriptor:
             raise TopError(f"process {process.pid}: {SYMBOL.decode()} in {path} is not brisk's "
                            f"descriptor (no magic tag)")
         self.version = version.split(b"\0")[0].decode(errors="replace")
-        if layout == 0x8001:
-            raise TopError(f"process {process.pid} is a 32-bit program (brisk {self.version}); "
-                           f"brisk top reads 64-bit ones")
         if layout != LAYOUT:
             raise TopError(f"process {process.pid} runs brisk {self.version}, whose descriptor "
                            f"has layout {layout}; this brisk top reads layout {LAYOUT}: use "
                            f"the brisk top of brisk {self.version}")
-        expected = self.HEAD.size + 8 * len(FIGURES) + 4 * len(HEAP_FIELDS)
+        # the fields' end, padded to 8 bytes (introspection.c checks the same)
+        fields = len(FIGURES) * 8 + len(HEAP_FIELDS) * 4 + (len(HEAP_FIELDS) - 1) + len(FIGURES)
+        expected = (self.HEAD.size + fields + 7) // 8 * 8
         if size != expected or figure_count != len(FIGURES) or not 0 < self.class_count < 1000:
             raise TopError(f"process {process.pid}: brisk {self.version}'s descriptor is "
                            f"{size} bytes with {figure_count} figures, not layout {LAYOUT}'s "
                            f"{expected} with {len(FIGURES)}")
         rest = process.read(address + self.HEAD.size, size - self.HEAD.size)
-        self.figures = dict(zip(FIGURES, struct.unpack_from(f"<{len(FIGURES)}Q", rest)))
-        offsets = struct.unpack_from(f"<{len(HEAP_FIELDS)}I", rest, 8 * len(FIGURES))
-        self.heap = dict(zip(HEAP_FIELDS, offsets))
-        if any(self.heap[f] + 8 > self.heap["size"] for f in HEAP_FIELDS[1:8]):
+        at = 8 * len(FIGURES)
+        figure_addresses = struct.unpack_from(f"<{len(FIGURES)}Q", rest)
+        self.heap = dict(zip(HEAP_FIELDS, struct.unpack_from(f"<{len(HEAP_FIELDS)}I", rest, at)))
+        at += 4 * len(HEAP_FIELDS)
+        self.width = dict(zip(HEAP_FIELDS[1:], rest[at:at + len(HEAP_FIELDS) - 1]))
+        at += len(HEAP_FIELDS) - 1
+        figure_widths = rest[at:at + len(FIGURES)]
+        wrong = {f: w for f, w in self.width.items() if w not in HEAP_WIDTHS[f]}
+        if self.ready:  # the figures' widths are set with their addresses
+            wrong.update({f: w for f, w in zip(FIGURES, figure_widths) if w not in (4, 8)})
+        if wrong:
+            raise TopError(f"process {process.pid}: brisk {self.version}'s descriptor gives "
+                           f"widths this brisk top cannot read: {wrong}")
+        ends = {f: self.heap[f] + self.width[f] * (self.class_count if f.startswith("class_")
+                                                   else 1) for f in HEAP_FIELDS[1:]}
+        if any(end > self.heap["size"] for end in ends.values()):
             raise TopError(f"process {process.pid}: brisk's descriptor names heap fields "
                            f"outside its heap ({self.heap})")
+        if self.width["next"] > ctypes.sizeof(ctypes.c_void_p):
+            raise TopError(f"process {process.pid} is a {8 * self.width['next']}-bit program "
+                           f"and this brisk top runs on a {8 * ctypes.sizeof(ctypes.c_void_p)}"
+                           f"-bit python3, which cannot reach its addresses")
+        self.figures = {f: (a, w) for f, a, w in zip(FIGURES, figure_addresses, figure_widths)}
         self.address = address
 
 
@@ -240,33 +245,35 @@ def resident_bytes(pid):
 
 def sample(process, d):
     s = {"time": time.monotonic(), "resident": resident_bytes(process.pid)}
-    for name, address in d.figures.items():
-        s[name] = process.u64(address)
+    for name, (address, width) in d.figures.items():
+        s[name] = process.word(address, width)
     n = d.class_count
     heaps, seen = [], set()
-    address = process.u64(d.heaps)
+    address = process.word(d.heaps, d.width["next"])
     while address != 0:
         if address in seen or len(seen) >= MAX_HEAPS:
             raise TopError(f"process {process.pid}: brisk's list of heaps does not end")
         seen.add(address)
         raw = process.read(address, d.heap["size"])
-        h = d.heap
 
-        def word(field, index=0, raw=raw, h=h):
-            return struct.unpack_from("<Q", raw, h[field] + 8 * index)[0]
+        def field(name, signed=False, count=None, raw=raw):
+            code = UNSIGNED[d.width[name]]
+            values = struct.unpack_from(f"<{count or 1}{code.lower() if signed else code}", raw,
+                                        d.heap[name])
+            return values if count else values[0]
 
         heaps.append({
             "address": address,
-            "state": raw[h["state"]],
-            "thread": struct.unpack_from("<I", raw, h["thread"])[0],
-            "in_use": word("carved") + word("arena_in_use"),
-            "arena": word("arena_in_use"),
-            "refills": word("refills"),
-            "remote_in": word("remote_in"),
-            "class_refills": struct.unpack_from(f"<{n}Q", raw, h["class_refills"]),
-            "class_carved": struct.unpack_from(f"<{n}q", raw, h["class_carved"]),
+            "state": field("state"),
+            "thread": field("thread"),
+            "in_use": field("carved") + field("arena_in_use"),
+            "arena": field("arena_in_use"),
+            "refills": field("refills"),
+            "remote_in": field("remote_in"),
+            "class_refills": field("class_refills", count=n),
+            "class_carved": field("class_carved", signed=True, count=n),
         })
-        address = word("next")
+        address = field("next")
     s["heaps"] = heaps
     return s
 

@@ -13,7 +13,9 @@
 # FPC: another Free Pascal compiler, for another target (a 32-bit build:
 # scripts/build-fpc-i386.sh's fpc-i386-linux); lazbuild then builds for its
 # CPU and OS, with Lazarus's FCL package taken as it is (-d: built, it would
-# be written into /usr/lib/lazarus).
+# be written into /usr/lib/lazarus). The LCL program for i386-linux is built
+# with the LCL that scripts/build-lcl-i386.sh compiles for it (Debian ships
+# the LCL for its own architecture only), through that script's compiler.
 # Exit status 77 (skipped) without lazbuild or the LCL units.
 set -eu
 project=$1 work=$2 pascal=$3 tests=$4 library=$5 fpc=${6:-fpc}
@@ -23,7 +25,21 @@ command -v lazbuild >/dev/null 2>&1 || {
   exit 77
 }
 target=$("$fpc" -iTP)-$("$fpc" -iTO)
-if [ "$project" = gui ] && ! ls /usr/lib/lazarus/*/lcl/units/"$target"/*/interfaces.ppu >/dev/null 2>&1; then
+if [ "$project" = gui ] && [ "$target" = i386-linux ] && [ "$fpc" != fpc ]; then
+  # the i386 LCL: built once (then up to date at once), or skipped saying why
+  status=0
+  lcl=$("$pascal/../scripts/build-lcl-i386.sh" 2>&1) || status=$?
+  if [ "$status" = 77 ]; then
+    echo "SKIPPED: no LCL for i386-linux: $lcl"
+    exit 77
+  elif [ "$status" != 0 ]; then
+    echo "$lcl"
+    echo "FAIL gui: scripts/build-lcl-i386.sh failed"
+    exit 1
+  fi
+  echo "$lcl"
+  fpc=$(cd "$pascal/.." && pwd)/.cache/lcl-i386/bin/fpc-i386-linux-lcl
+elif [ "$project" = gui ] && ! ls /usr/lib/lazarus/*/lcl/units/"$target"/*/interfaces.ppu >/dev/null 2>&1; then
   if [ "$fpc" = fpc ]; then
     echo "SKIPPED: no compiled LCL (Debian: lcl-units; scripts/install-deps.sh test installs it)"
   else
@@ -75,6 +91,27 @@ if ldd "$program" | grep -q libbrisk; then
   echo "FAIL $project: the program needs a brisk shared library:"
   ldd "$program" | grep libbrisk
   failed=1
+fi
+case $target in
+  i386-*) machine="Intel 80386" ;;
+  x86_64-*) machine="Advanced Micro Devices X86-64" ;;
+  *) machine= ;;
+esac
+if [ -n "$machine" ]; then
+  if readelf -h "$program" | grep -q "Machine: *$machine\$"; then
+    echo "ok   $project: an $target program ($machine)"
+  else
+    echo "FAIL $project: not an $target program: $(readelf -h "$program" | grep Machine:)"
+    failed=1
+  fi
+fi
+if [ "$project" = gui ]; then # the LCL's GTK 2 widgetset, Debian's and build-lcl-i386.sh's
+  if readelf -d "$program" | grep -q "NEEDED.*libgtk-x11-2.0.so"; then
+    echo "ok   gui: the program links GTK 2 (libgtk-x11-2.0.so), the LCL's widgetset"
+  else
+    echo "FAIL gui: the program does not link GTK 2: $(readelf -d "$program" | grep NEEDED)"
+    failed=1
+  fi
 fi
 if [ "$project" = console ]; then
   output=$("$program" 2>&1) || { echo "FAIL console: exit status $?: $output"; exit 1; }

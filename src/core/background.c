@@ -111,6 +111,7 @@ void background_after_fork(void) {
   atomic_store_relaxed(&xmemory_purge_eagerly, true);
 }
 
-const void *background_figure_address(bool returned) {
+const void *background_figure_address(bool returned, uint8_t *width) {
+  *width = returned ? sizeof xround_returned : sizeof xrounds;
   return returned ? (const void *)&xround_returned : (const void *)&xrounds;
 }

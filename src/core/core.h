@@ -416,8 +416,9 @@ INTERNAL void memory_os_calls(uint64_t *maps, uint64_t *unmaps, uint64_t *purges
 /* Bytes purged and released so far, together. */
 INTERNAL uint64_t memory_returned_bytes(void);
 /* The process-wide figures a reader outside the process finds through the
- * introspection descriptor (introspection.c), in its order: each a 64-bit
- * word read with relaxed loads. */
+ * introspection descriptor (introspection.c), in its order: each a word
+ * read with relaxed loads, of the width memory_figure_address gives (a
+ * size_t, 4 bytes on a 32-bit build, or a 64-bit count). */
 typedef enum memory_figure {
   FIGURE_MAPPED,
   FIGURE_COMMITTED,
@@ -431,7 +432,7 @@ typedef enum memory_figure {
   FIGURE_RELEASED_BYTES,
   MEMORY_FIGURE_COUNT
 } memory_figure;
-INTERNAL const void *memory_figure_address(memory_figure id);
+INTERNAL const void *memory_figure_address(memory_figure id, uint8_t *width);
 
 /* ---- segment_map.c: which 4 MiB units hold a segment header ---------------------- */
 INTERNAL void segment_map_set(segment_t *segment, bool present);
@@ -978,8 +979,8 @@ INTERNAL void background_wanted(void);
 /* In a forked child: the purger did not come along; start it again when wanted. */
 INTERNAL void background_after_fork(void);
 /* Where its count of rounds (returned false) or of the bytes given back
- * during them (true) lies: 64-bit words, for introspection.c. */
-INTERNAL const void *background_figure_address(bool returned);
+ * during them (true) lies, and the word's width, for introspection.c. */
+INTERNAL const void *background_figure_address(bool returned, uint8_t *width);
 
 /* ---- alloc.c: allocation, one entry per size range ---------------------------------------- */
 /* A block of size bytes from its range's entry (zero: it reads zero); NULL

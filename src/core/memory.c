@@ -147,8 +147,8 @@ uint64_t memory_returned_bytes(void) {
   return atomic_load_relaxed(&xpurged_bytes) + atomic_load_relaxed(&xreleased_bytes);
 }
 
-/* Words of the process's own width (size_t): 64-bit ones are what brisk
- * top reads (introspection.c marks a 32-bit build's layout apart). */
+/* Each with its width: the byte counts are size_t, the process's own width,
+ * the counts of OS calls 64-bit on every build. */
 static const void *const figure_address[MEMORY_FIGURE_COUNT] = {
     [FIGURE_MAPPED] = &xmapped,
     [FIGURE_COMMITTED] = &xcommitted,
@@ -162,6 +162,21 @@ static const void *const figure_address[MEMORY_FIGURE_COUNT] = {
     [FIGURE_RELEASED_BYTES] = &xreleased_bytes,
 };
 
-const void *memory_figure_address(memory_figure id) {
-  return (unsigned)id < MEMORY_FIGURE_COUNT ? figure_address[id] : NULL;
+static const uint8_t figure_width[MEMORY_FIGURE_COUNT] = {
+    [FIGURE_MAPPED] = sizeof xmapped,
+    [FIGURE_COMMITTED] = sizeof xcommitted,
+    [FIGURE_COMMITTED_PEAK] = sizeof xcommitted_peak,
+    [FIGURE_HUGE_BYTES] = sizeof xhuge_bytes,
+    [FIGURE_OS_MAPS] = sizeof xmaps,
+    [FIGURE_OS_UNMAPS] = sizeof xunmaps,
+    [FIGURE_OS_PURGES] = sizeof xpurges,
+    [FIGURE_OS_REMAPS] = sizeof xremaps,
+    [FIGURE_PURGED_BYTES] = sizeof xpurged_bytes,
+    [FIGURE_RELEASED_BYTES] = sizeof xreleased_bytes,
+};
+
+const void *memory_figure_address(memory_figure id, uint8_t *width) {
+  if ((unsigned)id >= MEMORY_FIGURE_COUNT) return NULL;
+  *width = figure_width[id];
+  return figure_address[id];
 }

@@ -6,7 +6,9 @@ function names. `brisk symbolize` then names the program's frames with
 function, file and line from its debug information; for the same program
 built without debug information but with a linker map, `--map` names them
 from the map; a report whose build id is not the file's is left as it is,
-with a warning and exit status 2.
+with a warning and exit status 2. The ELF reader (32-bit or 64-bit, as the
+build is) finds the build id readelf finds and the functions nm lists, with
+their addresses: what names a frame where addr2line is not installed.
 
 usage: symbolize_test.py CHECKOUT LIBBRISK GUARD_VICTIM GUARD_VICTIM_MAP MAP_FILE
 """
@@ -36,6 +38,43 @@ def readelf_build_id(path):
     out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
     m = re.search(r"Build ID: ([0-9a-f]+)", out)
     return m.group(1) if m else None
+
+
+def nm_functions(path):
+    """{name: address} of the functions (T, t) nm lists in path."""
+    out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+    return {name: int(address, 16) for address, kind, name in
+            (line.split() for line in out.splitlines() if len(line.split()) == 3)
+            if kind in "Tt"}
+
+
+def check_elf_reader(checkout, path):
+    sys.path.insert(0, os.path.join(checkout, "tools"))
+    import brisk_elf
+    import brisk_symbolize
+    data = open(path, "rb").read()
+    elf = brisk_elf.read(data)
+    header = subprocess.run(["readelf", "-h", path], capture_output=True, text=True).stdout
+    bits = re.search(r"Class:\s+ELF(\d+)", header)
+    check(f"the ELF reader reads {os.path.basename(path)} as ELF{bits and bits.group(1)}",
+          elf is not None and bits is not None and elf.bits == int(bits.group(1)),
+          f"reader: {elf and elf.bits}, readelf: {header[:200]}")
+    if elf is None:
+        return
+    check("the ELF reader's build id is readelf's",
+          elf.build_id(data) == readelf_build_id(path),
+          f"{elf.build_id(data)} {readelf_build_id(path)}")
+    table = brisk_symbolize.symbol_table(data, elf)
+    symbols = {name: address for address, _, name in table}
+    listed = nm_functions(path)
+    for function in ("touch", "allocate_watched", "release_watched", "main"):
+        check(f"the ELF reader's symbol table has {function}() where nm has it",
+              function in listed and symbols.get(function) == listed[function],
+              f"reader: {symbols.get(function)}, nm: {listed.get(function)}")
+        # the name a frame 4 bytes into the function gets without addr2line
+        check(f"a frame 4 bytes into {function}() is named {function}+0x4 from it",
+              function in listed and brisk_symbolize.nearest(table, listed[function] + 4) ==
+              f"{function}+0x4", listed.get(function))
 
 
 def symbolize(brisk, report_text, *options):
@@ -94,6 +133,7 @@ def main(argv):
           len(re.findall(r"\+0x[0-9a-f]+ \(build id 00112233\)", result.stdout)) >= 5,
           result.stdout[:400])
     result = symbolize(brisk, "no frames here\n")
+    check_elf_reader(checkout, victim_map)
     check("a report without frames: exit status 1, one line", result.returncode == 1 and
           len(result.stderr.strip().splitlines()) == 1, result.stderr)
 

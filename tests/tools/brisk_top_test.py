@@ -5,8 +5,10 @@ with `tmux capture-pane`. The figures must be what the program holds: two
 threads keep 24 MiB each in 256-byte blocks (tests/tools/top_workload.c),
 and a producer's blocks are freed by a consumer. Then the bad inputs, each
 one line on stderr and exit status 1: a PID that is not running, a program
-on glibc's malloc, a brisk descriptor of another layout, no rights to read
-the process, not a number; and a program that exits while watched.
+on glibc's malloc, a brisk descriptor of another layout, one that gives a
+word a width brisk top cannot read, no rights to read the process, not a
+number; and a program that exits while watched. On a 32-bit build the
+programs are 32-bit ones, read through the widths their descriptor gives.
 
 usage: brisk_top_test.py CHECKOUT LIBBRISK TOP_WORKLOAD TOP_WORKLOAD_STATIC TOP_OTHER_LAYOUT
 Exit 77 (skipped) when tmux is missing.
@@ -103,6 +105,9 @@ def main(argv):
     version = subprocess.run([brisk, "--version"], capture_output=True, text=True,
                              check=True).stdout.split()[1]
     top = [brisk, "top"]
+    with open(workload, "rb") as f:
+        bits = {1: 32, 2: 64}.get(f.read(5)[4])
+    print(f"the programs watched are {bits}-bit ones")
 
     # In a terminal, preloaded: the program is unchanged and has no setting.
     program = start_workload(workload, {"LD_PRELOAD": library})
@@ -186,6 +191,14 @@ def main(argv):
         time.sleep(0.3)
         bad_input("a brisk descriptor of another layout", top + [str(other.pid)],
                   "whose descriptor has layout 99")
+    finally:
+        other.kill()
+        other.wait()
+    other = subprocess.Popen([other_layout, "widths"])
+    try:
+        time.sleep(0.3)
+        bad_input("a descriptor with a word 3 bytes wide", top + [str(other.pid)],
+                  "gives widths this brisk top cannot read: {'carved': 3}")
     finally:
         other.kill()
         other.wait()
