@@ -27,14 +27,6 @@
 
 /* ---- stacks and code ranges ---------------------------------------------- */
 #ifndef __GLIBC__ /* glibc's: linux_unwind.c */
-/* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
- * glibc's _dl_find_object: the stack is walked by its frame pointers, which
- * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
- * return address). brisk is built with them (cmake: -fno-omit-frame-pointer
- * where the C library is not glibc); a program's own frames appear where it
- * keeps them too. The walk stops at the outermost frame (a frame pointer of
- * 0), or at a word that cannot be the next frame up the same stack. */
-
 /* While the fault hook runs (on_fault, below): the interrupted code's
  * registers, and where the handler returns to, the C library's signal
  * return. A walk that meets that return address goes on from the
@@ -75,6 +67,15 @@ static bool returns_from(uintptr_t return_address, uintptr_t pc) {
   return platform_call_target((const void *)return_address) == callee.dli_saddr;
 }
 
+/* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
+ * glibc's _dl_find_object: the stack is walked by its frame pointers, which
+ * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
+ * return address). brisk is built with them (cmake: -fno-omit-frame-pointer
+ * where the C library is not glibc); a program's own frames appear where it
+ * keeps them too. The walk stops at the outermost frame (a frame pointer of
+ * 0), or at a word that cannot be the next frame up the same stack.
+ * Through the fault handler's signal frame it goes on from the interrupted
+ * code (fault_context). */
 static __attribute__((noinline)) int walk_frames(void **frames, int max) {
   uintptr_t *frame = __builtin_frame_address(0);
   const uintptr_t signal_return = fault_context != NULL ? fault_return : 0;
