@@ -30,7 +30,8 @@ expect_owns() { # name, program: the brisk_* API consumer
 linked() { # program: "shared" when ldd finds the installed libbrisk.so.0
   # ldd's output first: grep -q stopping early would fail ldd (pipefail) at random
   local libraries
-  libraries=$(ldd "$1" 2>&1) || true
+  # (LDD: the C library's own, where it is not the system's: musl-ldd)
+  libraries=$(${LDD:-ldd} "$1" 2>&1) || true
   if grep -q "libbrisk.so.0 => $lib/libbrisk.so.0" <<<"$libraries"; then echo shared; else echo static; fi
 }
 expect_served() { # name, program, shared|static: libc_only

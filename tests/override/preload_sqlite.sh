@@ -1,10 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Runs Debian's sqlite3 on a scripted database on glibc's malloc and with
-# LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
+# Runs Debian's sqlite3 on a scripted database on the C library's malloc and
+# with LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
 # linker must bind sqlite's and libc's malloc/free to libbrisk. SQLITE
 # replaces Debian's sqlite3: in a 32-bit build, sqlite_shell.c linked against
-# Debian's libsqlite3-0:i386.
+# Debian's libsqlite3-0:i386; in a musl build, sqlite_shell.c linked against
+# SQLite built with musl-gcc. musl's loader has no LD_DEBUG to show its
+# bindings: there every allocation's stack is recorded (a heap profile at a
+# rate of one byte), and SQLite's own allocator functions must be among the
+# callers of brisk's malloc and realloc (that musl's libc calls the
+# preloaded malloc is override_libc_preload's check).
 # usage: preload_sqlite.sh LIBBRISK SCRIPT.sql [SQLITE]
 set -u
 lib=$1
@@ -21,6 +26,9 @@ same_machine "$lib" "$sq"
 unset LD_PRELOAD
 export LC_ALL=C
 
+# the C library whose malloc the first run uses (the files keep the name glibc)
+libc=glibc
+grep -q "/ld-musl-" "$sq" && libc=musl
 run() { # run NAME [LD_PRELOAD value]
   if [ -n "${2:-}" ]; then
     timeout -k 5 60 env LD_PRELOAD="$2" "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
@@ -28,8 +36,10 @@ run() { # run NAME [LD_PRELOAD value]
     timeout -k 5 60 "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   fi
   rc=$?
-  [ $rc -eq 124 ] && bad "$1 run timed out after 60 s (hang)"
-  [ $rc -eq 0 ] && ok "$1 run exits 0" || { bad "$1 run exit status $rc"; cat "$tmp/err.$1"; }
+  name=$1
+  [ "$name" = glibc ] && name=$libc
+  [ $rc -eq 124 ] && bad "$name run timed out after 60 s (hang)"
+  [ $rc -eq 0 ] && ok "$name run exits 0" || { bad "$name run exit status $rc"; cat "$tmp/err.$1"; }
 }
 run glibc
 run brisk "$lib"
@@ -39,9 +49,27 @@ grep -qx "ok" "$tmp/out.brisk" && ok "integrity_check ok" || bad "no integrity_c
 [ "$(wc -l <"$tmp/out.brisk")" -gt 60 ] && ok "script ran to the end" || bad "output too short"
 cmp -s "$tmp/glibc.db" "$tmp/brisk.db" && ok "database files identical" || bad "database files differ"
 
+query="select length(group_concat(hex(zeroblob(1000)))) from (select 1 union select 2);"
+if [ $libc = musl ]; then
+  # proof that brisk was serving SQLite's malloc and realloc: their callers
+  env LD_PRELOAD="$lib" BRISK_HEAP_PROFILE="$tmp/heap.pb.gz" BRISK_HEAP_PROFILE_RATE=1 \
+    "$sq" -batch :memory: "$query" >/dev/null 2>"$tmp/err.profile"
+  for caller in sqlite3MemMalloc sqlite3MemRealloc; do
+    if grep -q ";$caller [0-9]*$" "$tmp/heap.alloc.folded" 2>/dev/null; then
+      ok "SQLite's $caller calls libbrisk's allocator"
+    else
+      bad "no allocation by SQLite's $caller reached libbrisk"
+      cat "$tmp/err.profile"
+      head -5 "$tmp/heap.alloc.folded" 2>/dev/null
+    fi
+  done
+  echo "--- output (head) ---"
+  head -30 "$tmp/out.brisk"
+  finish
+fi
 # proof that brisk was serving malloc in the preloaded run
 LD_PRELOAD=$lib LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/bind" "$sq" -batch :memory: \
-  "select length(group_concat(hex(zeroblob(1000)))) from (select 1 union select 2);" >/dev/null 2>&1
+  "$query" >/dev/null 2>&1
 cat "$tmp"/bind* >"$tmp/bindings" 2>/dev/null
 for who in libsqlite3.so libc.so.6; do
   for sym in malloc free; do
