@@ -63,7 +63,7 @@ if [ -n "$minor" ] && [ "$minor" -lt 68 ]; then
 fi
 say "cargo fetch libsqlite3-sys $crate_version (SQLite $sqlite_version)"
 if ! (cd "$scratch/project" && CARGO_HOME="$scratch/cargo" \
-  CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse "$cargo" "$@" fetch >"$scratch/log" 2>&1); then
+  CARGO_REGISTRIES_CRATES_IO_PROTOCOL=sparse timeout 300 "$cargo" "$@" fetch >"$scratch/log" 2>&1); then
   tail -n 5 "$scratch/log" >&2
   say "cargo could not fetch libsqlite3-sys $crate_version"
   exit 1
