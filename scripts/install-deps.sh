@@ -25,8 +25,7 @@
 #                                     programs (./brisk test's arm64 stages)
 #   scripts/install-deps.sh musl      the test packages plus musl-gcc and musl's dynamic
 #                                     loader (./brisk test's musl stage, tools/musl_bench.py),
-#                                     and SQLite's source, fetched with Debian's cargo
-#                                     (scripts/fetch-sqlite.sh)
+#                                     and Debian's static SQLite library (libsqlite3-dev)
 #   scripts/install-deps.sh rust      Debian's Rust toolchain for bindings/rust (./brisk test's
 #                                     rust stage): cargo and rustc, the Win64 standard library
 #                                     with the MinGW-w64 compiler, and Wine to run its tests
@@ -62,10 +61,10 @@ windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 # (scripts/run-aarch64.sh says why static).
 arm64="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 # musl-gcc (musl-tools), musl's headers and static library (musl-dev) and its
-# dynamic loader, /lib/ld-musl-x86_64.so.1 (musl); cargo, with the CA
-# certificates it reaches crates.io with, fetches SQLite's source for the
-# musl stage's SQLite (scripts/fetch-sqlite.sh).
-musl="musl musl-dev musl-tools cargo ca-certificates"
+# dynamic loader, /lib/ld-musl-x86_64.so.1 (musl); libsqlite3-dev's
+# libsqlite3.a, built for glibc, is linked into the musl stage's SQLite
+# program (tests/override/sqlite_glibc_shim.c says why that holds).
+musl="musl musl-dev musl-tools libsqlite3-dev"
 rust="cargo rustc gcc libc6-dev libstd-rust-dev-windows gcc-mingw-w64-x86-64-win32 wine64"
 
 # gcc -m32: the versioned multilib packages, not gcc-multilib, which adds only
@@ -111,14 +110,9 @@ esac
 say() { echo "install-deps: $*" >&2; }
 # The test mode also builds Google's pprof, which Debian does not package, from
 # its vendored source, offline (the heap profile's tests read brisk's profiles
-# with it; they are skipped, with the reason, without). The musl mode fetches
-# SQLite's amalgamation into .cache/ (preload_sqlite is skipped, with the
-# reason, without).
+# with it; they are skipped, with the reason, without).
 extras() {
   [ "$mode" = test ] && sh "$(dirname "$0")/install-profile-tools.sh"
-  if [ "$mode" = musl ] && ! sh "$(dirname "$0")/fetch-sqlite.sh"; then
-    say "no SQLite source: the musl stage reports preload_sqlite as skipped"
-  fi
   return 0
 }
 

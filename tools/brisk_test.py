@@ -69,8 +69,8 @@ ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL
 
 # brisk built with musl-gcc (cmake/x86_64-linux-musl.cmake): its tests run as
 # musl programs, brisk linked, preloaded, or statically linked with musl
-# (SQLite built with musl-gcc from the source scripts/install-deps.sh musl
-# fetches). Not built there: the C++ test (Debian has no C++ library for
+# (SQLite's program linked by musl-gcc against Debian's libsqlite3.a, built
+# for glibc: tests/override/sqlite_glibc_shim.c says why). Not built there: the C++ test (Debian has no C++ library for
 # musl), the Free Pascal tests (nor Free Pascal), mallinfo's (glibc's
 # functions).
 MUSL_EXCLUDED = {

@@ -4,12 +4,12 @@
 # with LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
 # linker must bind sqlite's and libc's malloc/free to libbrisk. SQLITE
 # replaces Debian's sqlite3: in a 32-bit build, sqlite_shell.c linked against
-# Debian's libsqlite3-0:i386; in a musl build, sqlite_shell.c linked against
-# SQLite built with musl-gcc. musl's loader has no LD_DEBUG to show its
-# bindings: there every allocation's stack is recorded (a heap profile at a
-# rate of one byte), and SQLite's own allocator functions must be among the
-# callers of brisk's malloc and realloc (that musl's libc calls the
-# preloaded malloc is override_libc_preload's check).
+# Debian's libsqlite3-0:i386; in a musl build, sqlite_shell.c linked by
+# musl-gcc against Debian's libsqlite3.a (sqlite_glibc_shim.c). musl's loader
+# has no LD_DEBUG to show its bindings: there every allocation's stack is
+# recorded (a heap profile at a rate of one byte), and SQLite's own allocator
+# functions must be among the callers of brisk's malloc and realloc (that
+# musl's libc calls the preloaded malloc is override_libc_preload's check).
 # usage: preload_sqlite.sh LIBBRISK SCRIPT.sql [SQLITE]
 set -u
 lib=$1
@@ -51,11 +51,14 @@ cmp -s "$tmp/glibc.db" "$tmp/brisk.db" && ok "database files identical" || bad "
 
 query="select length(group_concat(hex(zeroblob(1000)))) from (select 1 union select 2);"
 if [ $libc = musl ]; then
-  # proof that brisk was serving SQLite's malloc and realloc: their callers
+  # proof that brisk was serving SQLite's malloc and realloc: their callers.
+  # Debian builds SQLite without frame pointers, so the walk ends at the
+  # allocation's caller (the return address brisk's own frame holds): the
+  # function may be a stack's only frame.
   env LD_PRELOAD="$lib" BRISK_HEAP_PROFILE="$tmp/heap.pb.gz" BRISK_HEAP_PROFILE_RATE=1 \
     "$sq" -batch :memory: "$query" >/dev/null 2>"$tmp/err.profile"
   for caller in sqlite3MemMalloc sqlite3MemRealloc; do
-    if grep -q ";$caller [0-9]*$" "$tmp/heap.alloc.folded" 2>/dev/null; then
+    if grep -Eq "(^|;)$caller [0-9]+$" "$tmp/heap.alloc.folded" 2>/dev/null; then
       ok "SQLite's $caller calls libbrisk's allocator"
     else
       bad "no allocation by SQLite's $caller reached libbrisk"
