@@ -56,9 +56,6 @@ ARM64_EXCLUDED = {
 ARM64_EXCLUDED.update({
     "brisk_top_screen": "brisk top reads the watched process's memory: under qemu-user, the "
                         "emulator's",
-    "guard_pages|symbolize_later": "they start their victim directly, not through qemu-user",
-    "heap_profile|heap_profile_pprof|heap_profile_flamegraph|leaks_ci":
-        "run_heap_profile_tests.py starts its victim directly, not through qemu-user",
 })
 # 32-bit Linux: brisk top and brisk symbolize read 64-bit processes and files.
 LINUX32_EXCLUDED = {
