@@ -3,8 +3,9 @@
 # Runs Debian's sqlite3 on a scripted database on glibc's malloc and with
 # LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
 # linker must bind sqlite's and libc's malloc/free to libbrisk. SQLITE
-# replaces Debian's sqlite3: in a 32-bit build, sqlite_shell.c linked against
-# Debian's libsqlite3-0:i386.
+# replaces Debian's sqlite3: in a 32-bit or ARM64 build, sqlite_shell.c linked
+# against Debian's libsqlite3-0:i386 or :arm64, run through
+# $CROSSCOMPILING_EMULATOR (qemu-user) where the build sets one.
 # usage: preload_sqlite.sh LIBBRISK SCRIPT.sql [SQLITE]
 set -u
 lib=$1
@@ -23,9 +24,9 @@ export LC_ALL=C
 
 run() { # run NAME [LD_PRELOAD value]
   if [ -n "${2:-}" ]; then
-    timeout -k 5 60 env LD_PRELOAD="$2" "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+    timeout -k 5 60 env LD_PRELOAD="$2" ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   else
-    timeout -k 5 60 "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+    timeout -k 5 60 ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   fi
   rc=$?
   [ $rc -eq 124 ] && bad "$1 run timed out after 60 s (hang)"
@@ -40,7 +41,8 @@ grep -qx "ok" "$tmp/out.brisk" && ok "integrity_check ok" || bad "no integrity_c
 cmp -s "$tmp/glibc.db" "$tmp/brisk.db" && ok "database files identical" || bad "database files differ"
 
 # proof that brisk was serving malloc in the preloaded run
-LD_PRELOAD=$lib LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/bind" "$sq" -batch :memory: \
+LD_PRELOAD=$lib LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/bind" ${CROSSCOMPILING_EMULATOR:-} "$sq" \
+  -batch :memory: \
   "select length(group_concat(hex(zeroblob(1000)))) from (select 1 union select 2);" >/dev/null 2>&1
 cat "$tmp"/bind* >"$tmp/bindings" 2>/dev/null
 for who in libsqlite3.so libc.so.6; do
