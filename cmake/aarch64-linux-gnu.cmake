@@ -23,6 +23,7 @@ set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(BRISK_CROSS_TRIPLE aarch64-linux-gnu)
 set(BRISK_DEBIAN_ARCH arm64) # Debian's name, for its libraries (tests/override)
+set(BRISK_TOOLCHAIN_FILE ${CMAKE_CURRENT_LIST_FILE}) # its whole path (tests/install)
 
 find_program(BRISK_CROSS_CC NAMES ${BRISK_CROSS_TRIPLE}-gcc)
 find_program(BRISK_CROSS_CXX NAMES ${BRISK_CROSS_TRIPLE}-g++)

@@ -23,6 +23,10 @@ same_output() {
   fi
 }
 
+# limit SECONDS: the time one program run may take; three times that under
+# an emulator (qemu-user), as CTest's limits (tests/CMakeLists.txt).
+limit() { if [ -n "${CROSSCOMPILING_EMULATOR:-}" ]; then echo $(($1 * 3)); else echo "$1"; fi; }
+
 # prepare LIB: the library must exist; makes $tmp, removed at exit.
 prepare() {
   if [ ! -f "$1" ]; then

@@ -24,15 +24,16 @@ same_machine "$lib" "$py"
 export PYTHONMALLOC=malloc PYTHONHASHSEED=0 LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
 scale=${BRISK_TEST_SCALE:-100}
 unset LD_PRELOAD PYTHONPATH PYTHONHOME PYTHONSTARTUP BRISK_TEST_SCALE
+seconds=$(limit 100)
 
-timeout -k 5 100 ${CROSSCOMPILING_EMULATOR:-} "$py" -s "$workload" --scale "$scale" \
+timeout -k 5 "$seconds" ${CROSSCOMPILING_EMULATOR:-} "$py" -s "$workload" --scale "$scale" \
   --probe "$tmp/probe.glibc" >"$tmp/out.glibc" 2>"$tmp/err.glibc"
 rc=$?
 [ $rc -eq 0 ] && ok "glibc run exits 0" || { bad "glibc run exit status $rc"; cat "$tmp/err.glibc"; }
-timeout -k 5 100 env LD_PRELOAD="$lib" ${CROSSCOMPILING_EMULATOR:-} "$py" -s "$workload" \
+timeout -k 5 "$seconds" env LD_PRELOAD="$lib" ${CROSSCOMPILING_EMULATOR:-} "$py" -s "$workload" \
   --scale "$scale" --probe "$tmp/probe.brisk" >"$tmp/out.brisk" 2>"$tmp/err.brisk"
 rc=$?
-[ $rc -eq 124 ] && bad "brisk run timed out after 100 s (hang)"
+[ $rc -eq 124 ] && bad "brisk run timed out after $seconds s (hang)"
 [ $rc -eq 0 ] && ok "brisk run exits 0" || { bad "brisk run exit status $rc"; cat "$tmp/err.brisk"; }
 
 same_output "$tmp"

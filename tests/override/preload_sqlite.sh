@@ -21,15 +21,16 @@ prepare "$lib"
 same_machine "$lib" "$sq"
 unset LD_PRELOAD
 export LC_ALL=C
+seconds=$(limit 60)
 
 run() { # run NAME [LD_PRELOAD value]
   if [ -n "${2:-}" ]; then
-    timeout -k 5 60 env LD_PRELOAD="$2" ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+    timeout -k 5 "$seconds" env LD_PRELOAD="$2" ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   else
-    timeout -k 5 60 ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+    timeout -k 5 "$seconds" ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   fi
   rc=$?
-  [ $rc -eq 124 ] && bad "$1 run timed out after 60 s (hang)"
+  [ $rc -eq 124 ] && bad "$1 run timed out after $seconds s (hang)"
   [ $rc -eq 0 ] && ok "$1 run exits 0" || { bad "$1 run exit status $rc"; cat "$tmp/err.$1"; }
 }
 run glibc
