@@ -23,16 +23,19 @@ def main(argv):
     parser.add_argument("--lib", metavar="PATH", help="the libbrisk.so.0 to ask")
     parser.add_argument("--program", metavar="COMMAND",
                         help="the program to preload it into (default: true); one of the "
-                        "library's machine (a 32-bit library: a 32-bit program), its words "
-                        "split as the shell does (an ARM64 library: 'qemu-aarch64-static "
-                        "-L /usr/aarch64-linux-gnu PATH')")
+                        "library's machine (a 32-bit library: a 32-bit program): its path, or "
+                        "a command line, split as the shell does (an ARM64 library: "
+                        "'qemu-aarch64-static -L /usr/aarch64-linux-gnu PATH')")
     args = parser.parse_args(argv)
     library, why = brisk_run.find_library(args.lib)
     if library is None:
         print(f"brisk options: {why}", file=sys.stderr)
         return 2
     env = dict(os.environ, LD_PRELOAD=library, BRISK_VERBOSE="1")
-    command = shlex.split(args.program) if args.program else [shutil.which("true") or "/bin/true"]
+    if args.program:
+        command = [args.program] if os.path.exists(args.program) else shlex.split(args.program)
+    else:
+        command = [shutil.which("true") or "/bin/true"]
     if not command:
         parser.error("--program: no program given")
     try:

@@ -55,7 +55,17 @@ LINUX32_EXCLUDED = {
     "brisk_top_screen": "brisk top reads 64-bit processes (it says so for a 32-bit one)",
     "symbolize_later": "brisk symbolize reads 64-bit ELF files",
 }
-ARM64_DEBUG_EXCLUDED = ARM64_EXCLUDED
+# With 64 KiB pages emulated on this machine's 4 KiB ones, qemu-user fails
+# some mmap and mprotect calls of a multithreaded program (ETIMEDOUT, under
+# glibc's malloc too; python3's threads then meet a MemoryError now and then)
+# and cuts the dynamic loader's LD_DEBUG lines short at names brisk
+# allocated; the arm64 stage runs both tests with 4 KiB pages.
+ARM64_DEBUG_EXCLUDED = dict(ARM64_EXCLUDED, **{
+    "preload_python|preload_sqlite":
+        "qemu-user emulating 64 KiB pages fails some mmap and mprotect calls of python3's "
+        "threads, and cuts short the loader's LD_DEBUG lines that preload_sqlite reads (both "
+        "run in the arm64 stage)",
+})
 ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL=OFF",
          # a quarter of the iterations: every instruction is emulated
          "-DBRISK_TEST_SCALE=25", *TESTS]

@@ -8,7 +8,7 @@
 #    program must report that, and ldd must show the library the form promises.
 # In a cross build (ARM64) CC is the cross compiler, CMAKE_TOOLCHAIN_FILE the
 # build's toolchain, and the programs run through $CROSSCOMPILING_EMULATOR
-# (qemu-user), whose ARM64 loader lists their libraries instead of ldd.
+# (qemu-user); their dynamic sections (readelf) say what ldd would.
 # usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 source=$2
@@ -36,11 +36,16 @@ linked() { # program: "shared" when ldd finds the installed libbrisk.so.0
   # ldd's output first: grep -q stopping early would fail ldd (pipefail) at random
   local libraries
   if [ ${#emulator[@]} -gt 0 ]; then
-    # what ldd does, by the program's own loader (a static program just runs)
-    libraries=$(LD_TRACE_LOADED_OBJECTS=1 target "$1" 2>&1) || true
-  else
-    libraries=$(ldd "$1" 2>&1) || true
+    # ldd runs this machine's loader: the program's own dynamic section
+    # instead, which must need libbrisk.so.0 and search the installed folder
+    libraries=$(readelf -d "$1" 2>&1) || true
+    local search
+    search=$(sed -nE 's/.*\((RUNPATH|RPATH)\).*\[(.*)\]$/\2/p' <<<"$libraries")
+    if grep -q "(NEEDED).*\[libbrisk.so.0\]" <<<"$libraries" && [[ ":$search:" == *":$lib:"* ]]
+    then echo shared; else echo static; fi
+    return
   fi
+  libraries=$(ldd "$1" 2>&1) || true
   if grep -q "libbrisk.so.0 => $lib/libbrisk.so.0" <<<"$libraries"; then echo shared; else echo static; fi
 }
 expect_served() { # name, program, shared|static: libc_only
