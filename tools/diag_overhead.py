@@ -14,7 +14,9 @@ several repetitions, medians of wall time:
   guard    BRISK_GUARD=on (sampled guard pages at the default rate); guard:N, at rate N
 and, single-threaded, the callgrind instruction counts of nodiag, off, heap and
 the guard modes, which do not drift with the machine's load; --cpu adds the
-median CPU time (user and system: a guard page's system calls are system time).
+median CPU time (user and system: a guard page's system calls are system time);
+--in-run the median of the workload's own clock (its `secs`: the timed work,
+without the process's start-up and exit, where the profile is written).
 Prints a markdown table.
 """
 import argparse
@@ -58,6 +60,9 @@ def main(argv):
                         help="comma-separated configurations to run")
     parser.add_argument("--only", help="comma-separated workloads (default: all the workloads)")
     parser.add_argument("--cpu", action="store_true", help="show median CPU time too")
+    parser.add_argument("--in-run", action="store_true",
+                        help="show the median of the workload's own clock too (start-up and "
+                             "exit left out)")
     args = parser.parse_args(argv)
     workloads = args.only.split(",") if args.only else WORKLOADS
     unknown = set(workloads) - set(WORKLOADS)
@@ -104,6 +109,7 @@ def main(argv):
 
     times = {(w, c): [] for w in workloads for c in configs}
     cpu = {(w, c): [] for w in workloads for c in configs}
+    inrun = {(w, c): [] for w in workloads for c in configs}
     for rep in range(args.reps):
         for w in workloads:
             order = list(configs)
@@ -117,11 +123,14 @@ def main(argv):
                 if result.status == OK:
                     times[(w, c)].append(result.wall_s)
                     cpu[(w, c)].append(result.user_s + result.sys_s)
+                    inrun[(w, c)].append(float(result.result.get("secs", "nan")))
                 else:
                     times[(w, c)].append(float("nan"))
                     cpu[(w, c)].append(float("nan"))
+                    inrun[(w, c)].append(float("nan"))
     counts = {}
-    counted = [c for c in configs if c in ("nodiag", "off", "heap") or c.startswith("guard")]
+    counted = [c for c in configs
+               if c in ("nodiag", "off", "countdown", "heap") or c.startswith("guard")]
     if not args.no_callgrind:
         for w in workloads:
             for c in counted:
@@ -136,13 +145,14 @@ def main(argv):
     columns = [f"callgrind {c}" for c in counted] if counts else []
     if columns:
         print("callgrind: instructions of a 1-thread run at the quick sizes, ratio to off.\n")
-    shown = [(c, "") for c in configs] + ([(c, " CPU") for c in configs] if args.cpu else [])
+    shown = [(c, "") for c in configs] + ([(c, " CPU") for c in configs] if args.cpu else []) + (
+        [(c, " in-run") for c in configs] if args.in_run else [])
     print("| workload | " + " | ".join([c + kind for c, kind in shown] + columns) + " |")
     print("|---|" + "---|" * (len(shown) + len(columns)))
     for w in workloads:
         cells = []
         for c, kind in shown:
-            figures = cpu if kind else times
+            figures = {"": times, " CPU": cpu, " in-run": inrun}[kind]
             base = statistics.median(figures[(w, "off")])
             m = statistics.median(figures[(w, c)])
             ratio = m / base if base > 0 else float("nan")

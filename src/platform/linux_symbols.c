@@ -21,6 +21,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -459,6 +460,129 @@ static void name_from_symbol_table(name_t *slot, uintptr_t pc) {
   slot->pc = pc;
 }
 
+/* ---- names from the module's file -------------------------------------------
+ * A module built without debug information gives addr2line nothing but the
+ * symbol names its own symbol table holds (a release build, the benchmark
+ * workloads): those are read here from the mapped file, and addr2line, a
+ * process started for each module (1-2 ms), runs only for modules with line
+ * tables, or with separate debug information it may find (a debug link), or
+ * whose names need demangling. */
+typedef struct elf_file {
+  const uint8_t *bytes;
+  size_t size;
+  const ElfW(Shdr) * sections;
+  unsigned section_count;
+  const char *section_names;
+  size_t section_names_size;
+} elf_file;
+
+static bool elf_open(const char *path, elf_file *file) {
+  memset(file, 0, sizeof *file);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  off_t size = lseek(fd, 0, SEEK_END);
+  void *bytes = size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (bytes == MAP_FAILED) return false;
+  file->bytes = bytes;
+  file->size = (size_t)size;
+  const ElfW(Ehdr) *header = bytes;
+  if (file->size < sizeof *header || memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 ||
+      header->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+      header->e_shentsize != sizeof(ElfW(Shdr)) || header->e_shoff > file->size ||
+      header->e_shnum > (file->size - header->e_shoff) / sizeof(ElfW(Shdr)) ||
+      header->e_shstrndx >= header->e_shnum)
+    return true; /* mapped, but no sections to read: nothing is named from it */
+  file->sections = (const ElfW(Shdr) *)(file->bytes + header->e_shoff);
+  file->section_count = header->e_shnum;
+  const ElfW(Shdr) *shstr = &file->sections[header->e_shstrndx];
+  if (shstr->sh_offset <= file->size && shstr->sh_size <= file->size - shstr->sh_offset) {
+    file->section_names = (const char *)file->bytes + shstr->sh_offset;
+    file->section_names_size = shstr->sh_size;
+  }
+  return true;
+}
+
+static void elf_close(elf_file *file) {
+  if (file->bytes != NULL) munmap((void *)file->bytes, file->size);
+}
+
+/* A section's contents, if the file holds them whole. */
+static const uint8_t *elf_contents(const elf_file *file, const ElfW(Shdr) * section) {
+  if (section->sh_type == SHT_NOBITS || section->sh_offset > file->size ||
+      section->sh_size > file->size - section->sh_offset)
+    return NULL;
+  return file->bytes + section->sh_offset;
+}
+
+static const ElfW(Shdr) * elf_section_named(const elf_file *file, const char *name) {
+  for (unsigned i = 0; i < file->section_count && file->section_names != NULL; i++) {
+    size_t at = file->sections[i].sh_name;
+    if (at < file->section_names_size &&
+        strncmp(file->section_names + at, name, file->section_names_size - at) == 0)
+      return &file->sections[i];
+  }
+  return NULL;
+}
+
+/* Whether addr2line could tell more than the symbol table: line tables in
+ * the file, or a link to debug information kept apart. */
+static bool elf_may_have_lines(const elf_file *file) {
+  return file->section_names == NULL || elf_section_named(file, ".debug_line") != NULL ||
+         elf_section_named(file, ".zdebug_line") != NULL ||
+         elf_section_named(file, ".gnu_debuglink") != NULL ||
+         elf_section_named(file, ".gnu_debugaltlink") != NULL;
+}
+
+/* The function of the file's symbol table that holds offset (a link-time
+ * address, as addr2line takes it), or NULL. */
+static const char *elf_function_at(const elf_file *file, uintptr_t offset) {
+  const ElfW(Shdr) *table = NULL;
+  for (unsigned i = 0; i < file->section_count && table == NULL; i++)
+    if (file->sections[i].sh_type == SHT_SYMTAB) table = &file->sections[i];
+  if (table == NULL || table->sh_link >= file->section_count) return NULL;
+  const ElfW(Sym) *symbols = (const ElfW(Sym) *)elf_contents(file, table);
+  const ElfW(Shdr) *strings_section = &file->sections[table->sh_link];
+  const char *strings = (const char *)elf_contents(file, strings_section);
+  if (symbols == NULL || strings == NULL) return NULL;
+  size_t count = table->sh_size / sizeof(ElfW(Sym));
+  for (size_t i = 0; i < count; i++) {
+    const ElfW(Sym) *symbol = &symbols[i];
+    if (ELF64_ST_TYPE(symbol->st_info) != STT_FUNC || symbol->st_shndx == SHN_UNDEF ||
+        offset < symbol->st_value || offset - symbol->st_value >= symbol->st_size ||
+        symbol->st_name >= strings_section->sh_size)
+      continue;
+    const char *name = strings + symbol->st_name;
+    return memchr(name, 0, strings_section->sh_size - symbol->st_name) ? name : NULL;
+  }
+  return NULL;
+}
+
+/* Names one module's offsets from its symbol table, as addr2line would
+ * without line tables ("function (module)"); false, naming none, when
+ * addr2line could tell more, or must demangle. */
+static bool name_from_file(const char *module, const uintptr_t *pcs, const uintptr_t *offsets,
+                           size_t count) {
+  elf_file file;
+  if (!elf_open(module, &file)) return false;
+  const char *functions[BATCH];
+  bool named = !elf_may_have_lines(&file);
+  for (size_t i = 0; i < count && named; i++) {
+    functions[i] = elf_function_at(&file, offsets[i]);
+    named = functions[i] == NULL || strncmp(functions[i], "_Z", 2) != 0;
+  }
+  for (size_t i = 0; i < count && named; i++) {
+    name_t *slot = name_slot(pcs[i]);
+    if (slot == NULL || functions[i] == NULL) continue; /* left to the dynamic symbols */
+    char text[NAME_TEXT];
+    snprintf(text, sizeof text, "%.150s (%.140s)", functions[i], module);
+    copy_text(slot->text, NAME_TEXT, text);
+    slot->pc = pcs[i];
+  }
+  elf_close(&file);
+  return named;
+}
+
 /* Runs addr2line on one module's offsets; fills the slots of those it names. */
 static void name_batch(const char *module, const uintptr_t *pcs, const uintptr_t *offsets,
                        size_t count) {
@@ -558,7 +682,7 @@ void platform_symbols_prepare(void *const *frames, size_t count) {
       offsets[batch++] = other_offset;
       done[j] = true;
     }
-    name_batch(module, pcs, offsets, batch);
+    if (!name_from_file(module, pcs, offsets, batch)) name_batch(module, pcs, offsets, batch);
   }
 }
 

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: MIT
 """The heap profile and the leak report in the formats other tools read.
 
-usage: run_heap_profile_tests.py GROUP LIBBRISK LIBBRISK_HEAPPROF HEAP_VICTIM
+usage: run_heap_profile_tests.py GROUP LIBBRISK LIBBRISK_HEAPPROF HEAP_VICTIM VICTIM_SYMBOLS
+
+VICTIM_SYMBOLS is HEAP_VICTIM built without debug information.
 
 GROUP is one of:
   heap_profile      the folded stacks name keep_three first, its estimated bytes
                     within 10% of the truth, keep_one's a third of it; in-use and
                     allocated space differ as they should; brisk_heap_profile_dump
-                    and the signal write numbered profiles; both libraries
+                    and the signal write numbered profiles; both libraries; a
+                    program without debug information named from its symbol table
   heap_profile_pprof Google's pprof reads the profile: `pprof -top` names
                     keep_three first, within 10% of the truth (skipped without pprof)
   heap_profile_flamegraph inferno-flamegraph, or else the vendored
@@ -26,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-GROUP, LIB, HEAPPROF, VICTIM = sys.argv[1:5]
+GROUP, LIB, HEAPPROF, VICTIM, VICTIM_SYMBOLS = sys.argv[1:6]
 SKIP = 77
 RATE = "2048"  # many samples, so 10% is several standard deviations
 results = {"passed": 0, "failed": 0}
@@ -41,13 +44,13 @@ def check(name, condition, detail=""):
         print(f"FAIL {name} {detail}")
 
 
-def run(args, settings, library=LIB):
+def run(args, settings, library=LIB, victim=VICTIM):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRISK_")}
     env["LD_PRELOAD"] = library
     env.update(settings)
     # a cross build's program runs through its emulator (qemu-user)
     emulator = os.environ.get("CROSSCOMPILING_EMULATOR", "").split()
-    return subprocess.run([*emulator, VICTIM, *args], env=env, capture_output=True, text=True,
+    return subprocess.run([*emulator, victim, *args], env=env, capture_output=True, text=True,
                           timeout=300)
 
 
@@ -109,6 +112,17 @@ def test_heap_profile(tmp):
             line = f.readline()
         check(f"{label}: folded lines are 'outer;...;inner value', main before its callee",
               re.match(r"^\S.*;main;\w+ \d+$", line) is not None, line)
+
+    # a program built without debug information: its frames are named from the
+    # symbol table in its file (main and keep_three are no dynamic symbols)
+    path = os.path.join(tmp, "symbols.pb.gz")
+    proc = run(["mix"], {"BRISK_HEAP_PROFILE": path, "BRISK_HEAP_PROFILE_RATE": RATE},
+               HEAPPROF, VICTIM_SYMBOLS)
+    with open(os.path.join(tmp, "symbols.inuse.folded")) as f:
+        line = f.readline()
+    check("without debug information: the first in-use stack ends main;keep_three",
+          proc.returncode == 0 and re.match(r"^\S.*;main;keep_three \d+$", line) is not None,
+          line + proc.stderr[-400:])
 
     # brisk_heap_profile_dump: the in-use space falls after keep_three's blocks are freed
     first, second = os.path.join(tmp, "first.pb.gz"), os.path.join(tmp, "second.pb.gz")
