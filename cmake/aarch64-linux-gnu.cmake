@@ -22,6 +22,8 @@
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(BRISK_CROSS_TRIPLE aarch64-linux-gnu)
+set(BRISK_DEBIAN_ARCH arm64) # Debian's name, for its libraries (tests/override)
+set(BRISK_TOOLCHAIN_FILE ${CMAKE_CURRENT_LIST_FILE}) # its whole path (tests/install)
 
 find_program(BRISK_CROSS_CC NAMES ${BRISK_CROSS_TRIPLE}-gcc)
 find_program(BRISK_CROSS_CXX NAMES ${BRISK_CROSS_TRIPLE}-g++)
@@ -33,7 +35,9 @@ set(CMAKE_C_COMPILER ${BRISK_CROSS_CC})
 set(CMAKE_CXX_COMPILER ${BRISK_CROSS_CXX})
 
 # Headers and libraries from the ARM64 tree only, programs from the host.
-set(CMAKE_FIND_ROOT_PATH /usr/${BRISK_CROSS_TRIPLE})
+# (appended to: a project built against packages installed elsewhere adds
+# their prefix with -DCMAKE_FIND_ROOT_PATH=PREFIX)
+list(APPEND CMAKE_FIND_ROOT_PATH /usr/${BRISK_CROSS_TRIPLE})
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
@@ -44,7 +48,13 @@ if(NOT BRISK_QEMU_AARCH64)
   set(BRISK_QEMU_AARCH64 qemu-aarch64-static) # every test fails, naming it
 endif()
 set(BRISK_QEMU_LD_PREFIX /usr/${BRISK_CROSS_TRIPLE})
-set(CMAKE_CROSSCOMPILING_EMULATOR ${BRISK_QEMU_AARCH64} -L ${BRISK_QEMU_LD_PREFIX})
+# The C library's folder first: where Debian's own arm64 C library is
+# installed too (libc6:arm64, pulled in by the libraries of python3 and
+# sqlite3 that scripts/install-deps.sh arm64 adds), the dynamic loader of
+# the prefix would otherwise load that libc.so.6 from /lib/aarch64-linux-gnu,
+# another build than its own, and threads would not start.
+set(CMAKE_CROSSCOMPILING_EMULATOR ${BRISK_QEMU_AARCH64} -L ${BRISK_QEMU_LD_PREFIX}
+    -E LD_LIBRARY_PATH=${BRISK_QEMU_LD_PREFIX}/lib)
 if(BRISK_QEMU_PAGE_SIZE)
   list(APPEND CMAKE_CROSSCOMPILING_EMULATOR -p ${BRISK_QEMU_PAGE_SIZE})
 endif()

@@ -22,7 +22,8 @@
 #                                     side (./brisk test's win32 stage)
 #   scripts/install-deps.sh arm64     the test packages plus the ARM64 cross toolchain (gcc,
 #                                     g++, the ARM64 C library) and qemu-user to run its
-#                                     programs (./brisk test's arm64 stages)
+#                                     programs, and, where apt can, Debian's CPython and
+#                                     SQLite libraries for arm64 (./brisk test's arm64 stages)
 #   scripts/install-deps.sh musl      the test packages plus musl-gcc and musl's dynamic
 #                                     loader (./brisk test's musl stage, tools/musl_bench.py),
 #                                     and Debian's static SQLite library (libsqlite3-dev)
@@ -60,6 +61,10 @@ windows="gcc-mingw-w64-x86-64-win32 wine64 fpc-source"
 # The ARM64 cross compilers and C library, and qemu-user statically linked
 # (scripts/run-aarch64.sh says why static).
 arm64="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+# Debian's CPython and SQLite libraries for arm64, as linux32_i386 below: the
+# arm64 stages run them under qemu-user with the ARM64 brisk preloaded; from
+# the arm64 architecture, tried apart (foreign_packages below).
+arm64_foreign="libpython3.11:arm64 libsqlite3-0:arm64"
 # musl-gcc (musl-tools), musl's headers and static library (musl-dev) and its
 # dynamic loader, /lib/ld-musl-x86_64.so.1 (musl); libsqlite3-dev's
 # libsqlite3.a, built for glibc, is linked into the musl stage's SQLite
@@ -84,10 +89,10 @@ linux32_gtk2="libgtk2.0-0 libgdk-pixbuf-2.0-0 libglib2.0-0 libpango-1.0-0 libcai
 # install beside the amd64 ones, unlike the python3 and sqlite3 programs):
 # the linux32 stage runs them with the 32-bit brisk preloaded
 # (tests/override/python_main.c, sqlite_shell.c); from the i386 architecture,
-# tried apart (i386_packages below).
+# tried apart (foreign_packages below).
 linux32_i386="libpython3.11:i386 libsqlite3-0:i386"
 # The Win32 cross compiler and Free Pascal's sources (i386-win32 units);
-# wine32:i386 is tried apart (i386_packages below).
+# wine32:i386 is tried apart (foreign_packages below).
 win32="gcc-mingw-w64-i686-win32 g++-mingw-w64-i686-win32 fpc-source"
 win32_i386="wine32:i386"
 
@@ -133,7 +138,7 @@ missing() { # packages...: those not installed, on one line
 need=$(missing $required)
 # shellcheck disable=SC2086
 want=$(missing $optional)
-[ -z "$need$want" ] && [ "$mode" != win32 ] && [ "$mode" != linux32 ] && { extras; exit 0; }
+case "$mode" in win32|linux32|arm64) ;; *) [ -z "$need$want" ] && { extras; exit 0; } ;; esac
 
 if [ "$(id -u)" -ne 0 ]; then
   [ -n "$want" ] && say "optional packages missing (not root, not installed): $want"
@@ -169,18 +174,19 @@ if [ -n "$need" ]; then
   # shellcheck disable=SC2086
   apt_install $need || { tail -n 20 "$log" >&2; say "could not install: $need"; exit 1; }
 fi
-# Packages of Debian's i386 architecture: Wine's 32-bit side for the win32
-# stage, and the linux32 stage's 32-bit libraries of the programs its preload
-# tests run (python3's and sqlite3's, whose programs cannot be installed for
-# i386 beside the 64-bit ones). They need dpkg's i386 architecture, and
-# install only while Debian's i386 package lists are in step with the amd64
-# ones (a mirror mid-sync serves them out of step, and apt refuses). Where
-# they cannot, it says apt's answer and leaves the machine as it found it
-# (the architecture removed again, so that no later `apt-get update` trips on
-# the i386 lists); the tests that need them are then reported as skipped.
-#   i386_packages "PACKAGE:i386 ..." "what the stage does without them"
-i386_packages() {
-  wanted=$1 without=$2 absent=
+# Packages of another Debian architecture: Wine's 32-bit side for the win32
+# stage, and the libraries of the programs the linux32 and arm64 stages'
+# preload tests run (python3's and sqlite3's, whose programs cannot be
+# installed for i386 or arm64 beside the amd64 ones). They need that dpkg
+# architecture, and install only while its package lists are in step with
+# the amd64 ones (a mirror mid-sync serves them out of step, and apt
+# refuses). Where they cannot, it says apt's answer and leaves the machine as
+# it found it (the architecture removed again, so that no later `apt-get
+# update` trips on its lists); the tests that need them are then reported as
+# skipped.
+#   foreign_packages ARCH "PACKAGE:ARCH ..." "what the stage does without them"
+foreign_packages() {
+  arch=$1 wanted=$2 without=$3 absent=
   for package in $wanted; do
     dpkg-query -W -f='${Status}\n' "$package" 2>/dev/null | grep -q "install ok installed" ||
       absent="$absent $package"
@@ -191,12 +197,12 @@ i386_packages() {
     return 0
   fi
   added=no
-  if ! dpkg --print-foreign-architectures | grep -qx i386; then
-    say "dpkg --add-architecture i386 (for$absent)"
-    dpkg --add-architecture i386
+  if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    say "dpkg --add-architecture $arch (for$absent)"
+    dpkg --add-architecture "$arch"
     added=yes
   fi
-  say "apt-get update (with the i386 lists)"
+  say "apt-get update (with the $arch lists)"
   apt-get update -q >"$log" 2>&1 || { grep -E '^(E|W):' "$log" | head -n 5 >&2; }
   say "installing$absent (optional)"
   # shellcheck disable=SC2086 # the list is words on purpose
@@ -207,9 +213,9 @@ i386_packages() {
   grep -vE '^(Reading|Building|Some packages|requested|distribution|or been moved|The following information)' \
     "$log" | tail -n 20 >&2
   say "could not install$absent (apt's answer above): $without"
-  if [ "$added" = yes ] && [ -z "$(dpkg-query -W -f='${Architecture}\n' 2>/dev/null | grep -x i386)" ]; then
-    dpkg --remove-architecture i386 && apt-get update -q >"$log" 2>&1 || true
-    say "dpkg's i386 architecture removed again"
+  if [ "$added" = yes ] && [ -z "$(dpkg-query -W -f='${Architecture}\n' 2>/dev/null | grep -x "$arch")" ]; then
+    dpkg --remove-architecture "$arch" && apt-get update -q >"$log" 2>&1 || true
+    say "dpkg's $arch architecture removed again"
   fi
   return 0
 }
@@ -264,8 +270,9 @@ for package in $want; do
 done
 extras
 case "$mode" in
-  win32) i386_packages "$win32_i386" "the win32 stage builds everything and reports its runs as skipped" ;;
-  linux32) i386_packages "$linux32_i386" "the linux32 stage reports its preload tests of python3 and sqlite3 as skipped"
+  win32) foreign_packages i386 "$win32_i386" "the win32 stage builds everything and reports its runs as skipped" ;;
+  linux32) foreign_packages i386 "$linux32_i386" "the linux32 stage reports its preload tests of python3 and sqlite3 as skipped"
     gtk2_i386 ;;
+  arm64) foreign_packages arm64 "$arm64_foreign" "the arm64 stages report their preload tests of python3 and sqlite3 as skipped" ;;
 esac
 exit 0

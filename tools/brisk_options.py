@@ -8,6 +8,7 @@ those lines. Your BRISK_* variables apply as they would to any program:
 """
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -20,17 +21,28 @@ def main(argv):
         prog="brisk options",
         description="Print every BRISK_* setting with its value and where it comes from.")
     parser.add_argument("--lib", metavar="PATH", help="the libbrisk.so.0 to ask")
-    parser.add_argument("--program", metavar="PATH",
+    parser.add_argument("--program", metavar="COMMAND",
                         help="the program to preload it into (default: true); one of the "
-                        "library's machine (a 32-bit library: a 32-bit program)")
+                        "library's machine (a 32-bit library: a 32-bit program): its path, or "
+                        "a command line, split as the shell does (an ARM64 library: "
+                        "'qemu-aarch64-static -L /usr/aarch64-linux-gnu PATH')")
     args = parser.parse_args(argv)
     library, why = brisk_run.find_library(args.lib)
     if library is None:
         print(f"brisk options: {why}", file=sys.stderr)
         return 2
     env = dict(os.environ, LD_PRELOAD=library, BRISK_VERBOSE="1")
-    program = args.program or shutil.which("true") or "/bin/true"
-    result = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
+    if args.program:
+        command = [args.program] if os.path.exists(args.program) else shlex.split(args.program)
+    else:
+        command = [shutil.which("true") or "/bin/true"]
+    if not command:
+        parser.error("--program: no program given")
+    try:
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    except OSError as error:
+        print(f"brisk options: cannot run {command[0]}: {error.strerror}", file=sys.stderr)
+        return 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     for line in lines:
         print(line)

@@ -20,9 +20,11 @@ map with --map, from the map:
 A module is used only when its build id (or PE timestamp) is the one the
 report names: a rebuilt program names the wrong lines, so its frames are left
 as they are, with a warning. --module points a module's name at another file
-(a copy with its debug information, from another machine); a Windows path
-on Wine's drive Z: is read from the matching Linux path. Writes the report to
-standard output with the frames named; the rest of it unchanged.
+(a copy with its debug information, from another machine); --sysroot DIR
+reads a module's absolute path under DIR first (a copy of another machine's
+files: an ARM64 system's libraries, as qemu-user's -L gives them); a Windows
+path on Wine's drive Z: is read from the matching Linux path. Writes the
+report to standard output with the frames named; the rest of it unchanged.
 """
 import argparse
 import bisect
@@ -306,9 +308,14 @@ def lookup(table, module):
     return table.get(module) or table.get(base_name(module))
 
 
-def local_path(module):
-    """Where a module named in a report is on this machine: a Windows path on
-    Wine's drive Z: is the Linux path; one on another drive is not here."""
+def local_path(module, sysroot=None):
+    """Where a module named in a report is on this machine: an absolute path
+    under sysroot where the file is there; a Windows path on Wine's drive Z:
+    is the Linux path; one on another drive is not here."""
+    if sysroot is not None and module.startswith("/"):
+        under = os.path.join(sysroot, module.lstrip("/"))
+        if os.path.isfile(under):
+            return under
     drive = re.match(r"^([A-Za-z]):[\\/]", module)
     if drive is None:
         return module
@@ -346,6 +353,9 @@ def main(argv):
                              "(-Xm) or Delphi's detailed map (-GD) (repeatable)")
     parser.add_argument("--module", action="append", metavar="MODULE=FILE",
                         help="read MODULE (a path or file name in the report) from FILE")
+    parser.add_argument("--sysroot", metavar="DIR",
+                        help="read a module's absolute path under DIR where it is there (the "
+                             "reporting machine's files, e.g. qemu-user's -L folder)")
     parser.add_argument("--image-base", metavar="HEX", type=lambda v: int(v, 16),
                         help="a Delphi program's image base, when the program is not at hand "
                              "(default: its map's first segment less 0x1000)")
@@ -379,7 +389,7 @@ def main(argv):
                 print(f"brisk symbolize: cannot read {map_file}: {error.strerror}",
                       file=sys.stderr)
                 return 1
-        path = lookup(moved, module) or local_path(module)
+        path = lookup(moved, module) or local_path(module, args.sysroot)
         data = None
         try:
             if path is not None:

@@ -33,36 +33,36 @@ Stage = namedtuple("Stage", "name folder summary cmake_args prepare finish run e
                    defaults=[(), (), None, {}])
 
 # Linux on ARM64, cross-built and run under qemu-user (cmake/aarch64-linux-gnu.cmake).
-# The tests this x86-64 machine cannot run for ARM64, each with the reason;
-# the stage leaves them out by name and its log lists them. The Free Pascal
-# tests are not built there: Debian has no Free Pascal cross compiler for
-# aarch64-linux (BRISK_PASCAL=OFF).
+# Left out: the tests of what qemu-user does not pass on to the kernel (memory
+# advice) or whose bounds would measure the emulator's own resident memory,
+# each with the reason; the stage leaves them out by name and its log lists
+# them. Every other test runs, python3 and sqlite3 preloaded on Debian's
+# arm64 libraries among them (skipped, saying why, where apt cannot install
+# those). The Free
+# Pascal tests are not built there: Debian has no Free Pascal cross compiler
+# for aarch64-linux (BRISK_PASCAL=OFF).
 ARM64_EXCLUDED = {
-    "preload_python": "preloads brisk into python3, and this machine's python3 is x86-64",
-    "preload_sqlite": "preloads brisk into sqlite3, and this machine's sqlite3 is x86-64",
-    "brisk_run_reports": "`brisk run` preloads brisk into programs of this machine (x86-64)",
-    "version_everywhere": "preloads brisk into /bin/true, an x86-64 program",
-    "install_and_consume": "builds its consumer with this machine's own compiler",
     "brisk_huge_pages_on": "qemu-user ignores MADV_HUGEPAGE: no huge-page advice to check",
     "brisk_medium_block_resident_at_return":
         "qemu-user ignores MADV_POPULATE_WRITE: nothing is made resident ahead of use",
     "brisk_thread_churn|override_thread_churn_linked":
         "its RSS bound measures qemu-user, which keeps memory for every thread that ran",
-    "brisk_glibc_compat|override_glibc_compat_preload|override_glibc_compat_linked|"
-    "glibc_glibc_compat": "qemu-user ignores RLIMIT_AS, whose failures these check",
     "memory_bounds": "its bounds are the process's resident memory while threads come and go, "
                      "and qemu-user keeps memory for every thread that ran",
 }
-ARM64_EXCLUDED.update({
-    "brisk_top_screen": "brisk top reads the watched process's memory: under qemu-user, the "
-                        "emulator's",
-    "guard_pages|symbolize_later": "they start their victim directly, not through qemu-user",
-    "heap_profile|heap_profile_pprof|heap_profile_flamegraph|leaks_ci":
-        "run_heap_profile_tests.py starts its victim directly, not through qemu-user",
-})
 # 32-bit Linux runs every test.
 LINUX32_EXCLUDED = {}
-ARM64_DEBUG_EXCLUDED = ARM64_EXCLUDED
+# With 64 KiB pages emulated on this machine's 4 KiB ones, qemu-user fails
+# some mmap and mprotect calls of a multithreaded program (ETIMEDOUT, under
+# glibc's malloc too; python3's threads then meet a MemoryError now and then)
+# and cuts the dynamic loader's LD_DEBUG lines short at names brisk
+# allocated; the arm64 stage runs both tests with 4 KiB pages.
+ARM64_DEBUG_EXCLUDED = dict(ARM64_EXCLUDED, **{
+    "preload_python|preload_sqlite":
+        "qemu-user emulating 64 KiB pages fails some mmap and mprotect calls of python3's "
+        "threads, and cuts short the loader's LD_DEBUG lines that preload_sqlite reads (both "
+        "run in the arm64 stage)",
+})
 ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL=OFF",
          # a quarter of the iterations: every instruction is emulated
          "-DBRISK_TEST_SCALE=25", *TESTS]

@@ -28,7 +28,9 @@ def check(what, ok, detail=""):
 def run(library, victim, case, guard="1"):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRISK_")}
     env.update(LD_PRELOAD=library, BRISK_GUARD=guard)
-    return subprocess.run([victim, case], env=env, capture_output=True, text=True, timeout=60)
+    # a cross build's program runs through its emulator (qemu-user)
+    emulator = os.environ.get("CROSSCOMPILING_EMULATOR", "").split()
+    return subprocess.run([*emulator, victim, case], env=env, capture_output=True, text=True, timeout=60)
 
 
 def after(report, heading):

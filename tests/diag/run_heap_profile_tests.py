@@ -48,7 +48,10 @@ def run(args, settings, library=LIB, victim=VICTIM):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRISK_")}
     env["LD_PRELOAD"] = library
     env.update(settings)
-    return subprocess.run([victim, *args], env=env, capture_output=True, text=True, timeout=300)
+    # a cross build's program runs through its emulator (qemu-user)
+    emulator = os.environ.get("CROSSCOMPILING_EMULATOR", "").split()
+    return subprocess.run([*emulator, victim, *args], env=env, capture_output=True, text=True,
+                          timeout=300)
 
 
 def truth(stdout):

@@ -30,7 +30,9 @@ def check(what, ok, detail=""):
 def report_of(library, victim):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRISK_")}
     env.update(LD_PRELOAD=library, BRISK_GUARD="1", BRISK_SYMBOLS_LATER="1")
-    return subprocess.run([victim, "use-after-free"], env=env, capture_output=True,
+    # a cross build's program runs through its emulator (qemu-user)
+    emulator = os.environ.get("CROSSCOMPILING_EMULATOR", "").split()
+    return subprocess.run([*emulator, victim, "use-after-free"], env=env, capture_output=True,
                           text=True, timeout=60).stderr
 
 
@@ -78,6 +80,11 @@ def check_elf_reader(checkout, path):
 
 
 def symbolize(brisk, report_text, *options):
+    # a program run under qemu-user names its C library by the path it had
+    # there (/lib/libc.so.6): the file is under qemu's -L folder
+    sysroot = os.environ.get("QEMU_LD_PREFIX")
+    if sysroot:
+        options = ("--sysroot", sysroot, *options)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write(report_text)
     try:
@@ -110,6 +117,9 @@ def main(argv):
               or (section == "at (thread" and re.search(
                   rf"#1 0x[0-9a-f]+ {function} \(.*guard_victim\.c:\d+\)", text) is not None),
               text[:600])
+    check("the C library's frames are named (__libc_start_main or its parts)",
+          re.search(r"#\d+ 0x[0-9a-f]+ __libc_start_\w+ \(", result.stdout) is not None,
+          result.stdout[:800])
     check("the rest of the report is unchanged", result.stdout.splitlines()[:2] ==
           report.splitlines()[:2], result.stdout[:300])
 

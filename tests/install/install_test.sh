@@ -6,6 +6,9 @@
 #  - libc_only.c calls no allocation function itself, so only a link form that
 #    keeps brisk in makes brisk serve what libc allocates for it. Each such
 #    program must report that, and ldd must show the library the form promises.
+# In a cross build (ARM64) CC is the cross compiler, CMAKE_TOOLCHAIN_FILE the
+# build's toolchain, and the programs run through $CROSSCOMPILING_EMULATOR
+# (qemu-user); their dynamic sections (readelf) say what ldd would.
 # usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 source=$2
@@ -17,6 +20,8 @@ lib=$(dirname "$(find "$prefix" -name libbrisk.so.0)")
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 cc="${CC:-cc} -Wl,--as-needed"
 app=$source/libc_only.c
+read -ra emulator <<<"${CROSSCOMPILING_EMULATOR:-}"
+target() { "${emulator[@]}" "$@"; } # runs a program built here
 
 failed=0 passed=0
 result() { # ok?, message
@@ -24,19 +29,29 @@ result() { # ok?, message
 }
 expect_owns() { # name, program: the brisk_* API consumer
   local out
-  out=$("$2" 2>&1) && grep -q "owns=1" <<<"$out" && ok=yes || ok=no
+  out=$(target "$2" 2>&1) && grep -q "owns=1" <<<"$out" && ok=yes || ok=no
   result $ok "$1: $out"
 }
 linked() { # program: "shared" when ldd finds the installed libbrisk.so.0
   # ldd's output first: grep -q stopping early would fail ldd (pipefail) at random
   local libraries
+  if [ ${#emulator[@]} -gt 0 ]; then
+    # ldd runs this machine's loader: the program's own dynamic section
+    # instead, which must need libbrisk.so.0 and search the installed folder
+    libraries=$(readelf -d "$1" 2>&1) || true
+    local search
+    search=$(sed -nE 's/.*\((RUNPATH|RPATH)\).*\[(.*)\]$/\2/p' <<<"$libraries")
+    if grep -q "(NEEDED).*\[libbrisk.so.0\]" <<<"$libraries" && [[ ":$search:" == *":$lib:"* ]]
+    then echo shared; else echo static; fi
+    return
+  fi
   # (LDD: the C library's own, where it is not the system's: musl-ldd)
   libraries=$(${LDD:-ldd} "$1" 2>&1) || true
   if grep -q "libbrisk.so.0 => $lib/libbrisk.so.0" <<<"$libraries"; then echo shared; else echo static; fi
 }
 expect_served() { # name, program, shared|static: libc_only
   local out
-  out=$("$2" 2>&1) && ok=yes || ok=no
+  out=$(target "$2" 2>&1) && ok=yes || ok=no
   result $ok "$1: $out"
   [ "$(linked "$2")" = "$3" ] && ok=yes || ok=no
   result $ok "$1: ldd shows brisk linked $3"
@@ -45,7 +60,9 @@ expect_served() { # name, program, shared|static: libc_only
 # the brisk_* API
 $cc "$source/consumer.c" $(pkg-config --cflags --libs brisk) -Wl,-rpath,"$lib" -o "$scratch/consumer_pc"
 expect_owns "pkg-config brisk, API" "$scratch/consumer_pc"
+# (a cross build's toolchain searches its own root only: the prefix joins it)
 cmake -S "$source" -B "$scratch/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+  ${CMAKE_TOOLCHAIN_FILE:+-DCMAKE_FIND_ROOT_PATH="$prefix"} \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
 cmake --build "$scratch/cmake" >/dev/null
 expect_owns "brisk::brisk, API" "$scratch/cmake/consumer_shared"
@@ -69,7 +86,7 @@ expect_served "brisk::brisk_static" "$scratch/cmake/libc_only_static" static
 
 # The check above can fail: linked without brisk_link.o, --as-needed drops brisk.
 $cc "$app" -L"$lib" -Wl,-rpath,"$lib" -l:libbrisk.so.0 -o "$scratch/unanchored"
-out=$("$scratch/unanchored" 2>&1) && ok=no || ok=yes
+out=$(target "$scratch/unanchored" 2>&1) && ok=no || ok=yes
 result $ok "control, -l:libbrisk.so.0 alone: dropped by --as-needed ($out)"
 
 # The brisk command and the Free Pascal unit, installed beside the library;
@@ -78,7 +95,7 @@ version=$(sed -n 's/^Version: //p' "$lib/pkgconfig/brisk.pc")
 out=$("$prefix/bin/brisk" --version 2>&1) && [ "$out" = "brisk $version" ] && ok=yes || ok=no
 result $ok "installed brisk --version: $out"
 # (TEST_TRUE_PROGRAM: a true of the library's machine, where it is not the system's)
-out=$(cd / && "$prefix/bin/brisk" run --stats -- "${TEST_TRUE_PROGRAM:-/bin/true}" 2>&1) &&
+out=$(cd / && "$prefix/bin/brisk" run --stats -- "${emulator[@]}" "${TEST_TRUE_PROGRAM:-/bin/true}" 2>&1) &&
   grep -q "brisk $version statistics" <<<"$out" && ok=yes || ok=no
 result $ok "installed brisk run --stats -- /bin/true: the installed library's statistics"
 [ -s "$prefix/share/brisk/pascal/BriskMM.pas" ] && ok=yes || ok=no

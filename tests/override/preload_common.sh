@@ -23,6 +23,10 @@ same_output() {
   fi
 }
 
+# limit SECONDS: the time one program run may take; three times that under
+# an emulator (qemu-user), as CTest's limits (tests/CMakeLists.txt).
+limit() { if [ -n "${CROSSCOMPILING_EMULATOR:-}" ]; then echo $(($1 * 3)); else echo "$1"; fi; }
+
 # prepare LIB: the library must exist; makes $tmp, removed at exit.
 prepare() {
   if [ ! -f "$1" ]; then
@@ -34,15 +38,24 @@ prepare() {
 }
 
 # same_machine LIB PROGRAM: skips the test (exit status 77, CTest's SKIPPED)
-# when PROGRAM cannot load LIB: a 32-bit libbrisk and Debian's 64-bit python3
-# or sqlite3 (their 32-bit builds come only from Debian's i386 architecture).
+# when PROGRAM cannot load LIB: a library of another width or CPU than the
+# program's (a 32-bit or ARM64 libbrisk and Debian's x86-64 python3 or
+# sqlite3, whose builds for those come only from Debian's i386 or arm64
+# architecture). Compares the ELF class and machine.
 same_machine() {
   program=$(readlink -f "$2")
-  header() { od -An -tx1 -j4 -N1 "$1" | tr -d ' '; }
-  if [ "$(header "$1")" != "$(header "$program")" ]; then
-    echo "skipped: $program is a $( [ "$(header "$program")" = 02 ] && echo 64 || echo 32)-bit" \
-      "program and $1 a $( [ "$(header "$1")" = 02 ] && echo 64 || echo 32)-bit library: it" \
-      "cannot be preloaded there (Debian has the program for this machine only in its i386" \
+  machine() { # ELF class (01/02) and e_machine, as hex bytes
+    echo "$(od -An -tx1 -j4 -N1 "$1" | tr -d ' ')/$(od -An -tx1 -j18 -N2 "$1" | tr -d ' ')"
+  }
+  name() {
+    case $(machine "$1") in
+      02/3e00) echo "an x86-64" ;; 01/0300) echo "a 32-bit x86" ;; 02/b700) echo "an ARM64" ;;
+      *) echo "a $(machine "$1") (ELF class/machine)" ;;
+    esac
+  }
+  if [ "$(machine "$1")" != "$(machine "$program")" ]; then
+    echo "skipped: $program is $(name "$program") program and $1 $(name "$1") library: it" \
+      "cannot be preloaded there (Debian has the program for that machine only in its own" \
       "architecture)"
     exit 77
   fi

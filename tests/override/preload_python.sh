@@ -3,8 +3,11 @@
 # Runs Debian's python3 (PYTHONMALLOC=malloc) on a deterministic workload on
 # glibc's malloc and with LD_PRELOAD=libbrisk.so; the outputs must be
 # identical, and the preloaded run must show brisk serving Python's objects.
-# PYTHON replaces Debian's python3: in a 32-bit build, python_main.c linked
-# against Debian's libpython3.11:i386.
+# PYTHON replaces Debian's python3: in a 32-bit or ARM64 build, python_main.c
+# linked against Debian's libpython3.11:i386 or :arm64, run through
+# $CROSSCOMPILING_EMULATOR (qemu-user) where the build sets one.
+# The workload runs BRISK_TEST_SCALE percent of its loops (default 100; a
+# quarter or a tenth under qemu-user), the variable kept from both runs.
 # usage: preload_python.sh LIBBRISK WORKLOAD.py [PYTHON]
 set -u
 lib=$1
@@ -19,14 +22,18 @@ fi
 prepare "$lib"
 same_machine "$lib" "$py"
 export PYTHONMALLOC=malloc PYTHONHASHSEED=0 LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1
-unset LD_PRELOAD PYTHONPATH PYTHONHOME PYTHONSTARTUP
+scale=${BRISK_TEST_SCALE:-100}
+unset LD_PRELOAD PYTHONPATH PYTHONHOME PYTHONSTARTUP BRISK_TEST_SCALE
+seconds=$(limit 100)
 
-timeout -k 5 100 "$py" -s "$workload" --probe "$tmp/probe.glibc" >"$tmp/out.glibc" 2>"$tmp/err.glibc"
+timeout -k 5 "$seconds" ${CROSSCOMPILING_EMULATOR:-} "$py" -s "$workload" --scale "$scale" \
+  --probe "$tmp/probe.glibc" >"$tmp/out.glibc" 2>"$tmp/err.glibc"
 rc=$?
 [ $rc -eq 0 ] && ok "glibc run exits 0" || { bad "glibc run exit status $rc"; cat "$tmp/err.glibc"; }
-timeout -k 5 100 env LD_PRELOAD="$lib" "$py" -s "$workload" --probe "$tmp/probe.brisk" >"$tmp/out.brisk" 2>"$tmp/err.brisk"
+timeout -k 5 "$seconds" env LD_PRELOAD="$lib" ${CROSSCOMPILING_EMULATOR:-} "$py" -s "$workload" \
+  --scale "$scale" --probe "$tmp/probe.brisk" >"$tmp/out.brisk" 2>"$tmp/err.brisk"
 rc=$?
-[ $rc -eq 124 ] && bad "brisk run timed out after 100 s (hang)"
+[ $rc -eq 124 ] && bad "brisk run timed out after $seconds s (hang)"
 [ $rc -eq 0 ] && ok "brisk run exits 0" || { bad "brisk run exit status $rc"; cat "$tmp/err.brisk"; }
 
 same_output "$tmp"

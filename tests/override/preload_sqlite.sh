@@ -3,13 +3,15 @@
 # Runs Debian's sqlite3 on a scripted database on the C library's malloc and
 # with LD_PRELOAD=libbrisk.so; the outputs must be identical, and the dynamic
 # linker must bind sqlite's and libc's malloc/free to libbrisk. SQLITE
-# replaces Debian's sqlite3: in a 32-bit build, sqlite_shell.c linked against
-# Debian's libsqlite3-0:i386; in a musl build, sqlite_shell.c linked by
-# musl-gcc against Debian's libsqlite3.a (sqlite_glibc_shim.c). musl's loader
-# has no LD_DEBUG to show its bindings: there every allocation's stack is
-# recorded (a heap profile at a rate of one byte), and SQLite's own allocator
-# functions must be among the callers of brisk's malloc and realloc (that
-# musl's libc calls the preloaded malloc is override_libc_preload's check).
+# replaces Debian's sqlite3: in a 32-bit or ARM64 build, sqlite_shell.c linked
+# against Debian's libsqlite3-0:i386 or :arm64, run through
+# $CROSSCOMPILING_EMULATOR (qemu-user) where the build sets one; in a musl
+# build, sqlite_shell.c linked by musl-gcc against Debian's libsqlite3.a
+# (sqlite_glibc_shim.c). musl's loader has no LD_DEBUG to show its bindings:
+# there every allocation's stack is recorded (a heap profile at a rate of one
+# byte), and SQLite's own allocator functions must be among the callers of
+# brisk's malloc and realloc (that musl's libc calls the preloaded malloc is
+# override_libc_preload's check).
 # usage: preload_sqlite.sh LIBBRISK SCRIPT.sql [SQLITE]
 set -u
 lib=$1
@@ -25,20 +27,21 @@ prepare "$lib"
 same_machine "$lib" "$sq"
 unset LD_PRELOAD
 export LC_ALL=C
+seconds=$(limit 60)
 
 # the C library whose malloc the first run uses (the files keep the name glibc)
 libc=glibc
 grep -q "/ld-musl-" "$sq" && libc=musl
 run() { # run NAME [LD_PRELOAD value]
   if [ -n "${2:-}" ]; then
-    timeout -k 5 60 env LD_PRELOAD="$2" "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+    timeout -k 5 "$seconds" env LD_PRELOAD="$2" ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   else
-    timeout -k 5 60 "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
+    timeout -k 5 "$seconds" ${CROSSCOMPILING_EMULATOR:-} "$sq" -batch "$tmp/$1.db" <"$script" >"$tmp/out.$1" 2>"$tmp/err.$1"
   fi
   rc=$?
   name=$1
   [ "$name" = glibc ] && name=$libc
-  [ $rc -eq 124 ] && bad "$name run timed out after 60 s (hang)"
+  [ $rc -eq 124 ] && bad "$name run timed out after $seconds s (hang)"
   [ $rc -eq 0 ] && ok "$name run exits 0" || { bad "$name run exit status $rc"; cat "$tmp/err.$1"; }
 }
 run glibc
@@ -71,8 +74,8 @@ if [ $libc = musl ]; then
   finish
 fi
 # proof that brisk was serving malloc in the preloaded run
-LD_PRELOAD=$lib LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/bind" "$sq" -batch :memory: \
-  "$query" >/dev/null 2>&1
+LD_PRELOAD=$lib LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/bind" ${CROSSCOMPILING_EMULATOR:-} "$sq" \
+  -batch :memory: "$query" >/dev/null 2>&1
 cat "$tmp"/bind* >"$tmp/bindings" 2>/dev/null
 for who in libsqlite3.so libc.so.6; do
   for sym in malloc free; do

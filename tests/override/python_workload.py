@@ -3,7 +3,9 @@
 once on glibc's malloc and once with LD_PRELOAD=libbrisk.so; preload_python.sh
 compares the two outputs byte for byte.  With --probe FILE it also writes to
 FILE whether brisk is loaded and serving Python's object allocations (kept
-out of stdout, which must be identical in both runs)."""
+out of stdout, which must be identical in both runs). --scale PERCENT runs
+that share of the loops (a build whose tests run fewer iterations, as under
+an emulator: BRISK_TEST_SCALE)."""
 import bz2
 import collections
 import decimal
@@ -20,6 +22,13 @@ import threading
 import zlib
 
 
+SCALE = 100  # percent of the loops, --scale
+
+
+def n(count):
+    return max(1, count * SCALE // 100)
+
+
 def digest(obj):
     return hashlib.sha256(repr(obj).encode()).hexdigest()[:16]
 
@@ -30,17 +39,17 @@ def section(name, value):
 
 def dicts_and_strings(rng):
     d = {}
-    for i in range(200_000):
+    for i in range(n(200_000)):
         key = f"k{i:06d}-{rng.randrange(1 << 30):x}"
         d[key] = [i, str(i) * (i % 7), {"sq": i * i}]
-    for i in range(0, 200_000, 3):
+    for i in range(0, n(200_000), 3):
         d.pop(next(iter(d)))
-    words = " ".join(k.split("-")[1] for k in list(d)[:50_000])
+    words = " ".join(k.split("-")[1] for k in list(d)[:n(50_000)])
     section("dict", f"{len(d)} {digest(sorted(d)[:1000])} {len(words)}")
     counter = collections.Counter(c for c in words)
     section("counter", digest(sorted(counter.items())))
     s = io.StringIO()
-    for i in range(100_000):
+    for i in range(n(100_000)):
         s.write(f"{i},{i * 3 % 17},{'x' * (i % 40)}\n")
     text = s.getvalue()
     section("csv", f"{len(text)} {hashlib.md5(text.encode()).hexdigest()}")
@@ -49,13 +58,14 @@ def dicts_and_strings(rng):
 
 
 def lists_and_sorting(rng):
-    data = [rng.random() for _ in range(300_000)]
+    data = [rng.random() for _ in range(n(300_000))]
     data.sort()
-    tuples = sorted(((rng.randrange(1000), str(rng.random())) for _ in range(200_000)), reverse=True)
-    strs = sorted(f"{rng.getrandbits(64):016x}" for _ in range(100_000))
+    tuples = sorted(((rng.randrange(1000), str(rng.random())) for _ in range(n(200_000))),
+                    reverse=True)
+    strs = sorted(f"{rng.getrandbits(64):016x}" for _ in range(n(100_000)))
     section("sort", f"{digest(data[::1000])} {digest(tuples[::997])} {digest(strs[::501])}")
     big = bytearray()
-    for i in range(20_000):
+    for i in range(n(20_000)):
         big += bytes([i % 251]) * (i % 97)  # grows by realloc
     section("bytearray", f"{len(big)} {hashlib.sha1(big).hexdigest()}")
 
@@ -68,7 +78,7 @@ def json_work(rng):
             "price": round(rng.uniform(0, 1000), 2),
             "nested": {"a": [1, 2, {"b": "c" * (i % 50)}]},
         }
-        for i in range(30_000)
+        for i in range(n(30_000))
     }
     dumped = json.dumps(doc, sort_keys=True, indent=1)
     back = json.loads(dumped)
@@ -86,7 +96,7 @@ def numbers(rng):
 
 
 def compression(rng):
-    payload = "".join(f"line {i} {rng.randrange(1000)}\n" for i in range(100_000)).encode()
+    payload = "".join(f"line {i} {rng.randrange(1000)}\n" for i in range(n(100_000))).encode()
     z = zlib.compress(payload, 9)
     b = bz2.compress(payload)
     x = lzma.compress(payload[:500_000])
@@ -101,7 +111,7 @@ def threads(rng):
     def work(idx):
         local = random.Random(idx)
         d = {}
-        for i in range(60_000):
+        for i in range(n(60_000)):
             d[local.randrange(100_000)] = [str(i)] * (i % 5)
         results[idx] = (len(d), digest(sorted(d.items())[:200]))
 
@@ -117,7 +127,7 @@ def database(rng):
     con = sqlite3.connect(":memory:")
     con.execute("create table t(a integer primary key, b text, c real)")
     con.executemany("insert into t(b, c) values (?, ?)",
-                    ((f"row{rng.randrange(10_000)}", rng.random()) for _ in range(50_000)))
+                    ((f"row{rng.randrange(10_000)}", rng.random()) for _ in range(n(50_000))))
     con.execute("create index tb on t(b)")
     rows = con.execute("select b, count(*), round(sum(c), 6) from t group by b "
                        "order by 2 desc, 1 limit 20").fetchall()
@@ -154,6 +164,11 @@ def probe(path):
 
 
 def main():
+    global SCALE
+    args = sys.argv[1:]
+    if args[:1] == ["--scale"]:
+        SCALE = int(args[1])
+        args = args[2:]
     rng = random.Random(20240601)
     dicts_and_strings(rng)
     lists_and_sorting(rng)
@@ -162,8 +177,8 @@ def main():
     compression(rng)
     threads(rng)
     database(rng)
-    if len(sys.argv) == 3 and sys.argv[1] == "--probe":
-        probe(sys.argv[2])
+    if len(args) == 2 and args[0] == "--probe":
+        probe(args[1])
     print("done")
 
 

@@ -19,10 +19,15 @@ expect() { # description, condition...
 says() { grep -qF -- "$1" <<<"$out"; }
 says_not() { ! grep -qF -- "$1" <<<"$out"; }
 # The programs run: the system's, or TEST_TRUE_PROGRAM, a true of the
-# library's own machine (tests/tools/true.c: a 32-bit build's).
+# library's own machine (tests/tools/true.c: a 32-bit or ARM64 build's), the
+# latter through $CROSSCOMPILING_EMULATOR where set (qemu-user: `brisk run`
+# then runs the emulator, and names what it reports after it).
 if [ -n "${TEST_TRUE_PROGRAM:-}" ]; then
-  true_program=("$TEST_TRUE_PROGRAM") segv_program=("$TEST_TRUE_PROGRAM" SEGV)
-  kill_program=("$TEST_TRUE_PROGRAM" KILL) options_program=(--program "$TEST_TRUE_PROGRAM")
+  read -ra emulator <<<"${CROSSCOMPILING_EMULATOR:-}"
+  true_program=("${emulator[@]}" "$TEST_TRUE_PROGRAM")
+  segv_program=("${emulator[@]}" "$TEST_TRUE_PROGRAM" SEGV)
+  kill_program=("${emulator[@]}" "$TEST_TRUE_PROGRAM" KILL)
+  options_program=(--program "${CROSSCOMPILING_EMULATOR:+$CROSSCOMPILING_EMULATOR }$TEST_TRUE_PROGRAM")
 else
   true_program=(true) segv_program=(sh -c 'kill -SEGV $$') kill_program=(sh -c 'kill -KILL $$')
   options_program=()
@@ -45,8 +50,9 @@ expect "crash: no claim that the leak report was printed" says "leak report: non
 run --lib "$lib" --stats-file "$scratch/stats.txt" --profile -- "${true_program[@]}"
 expect "statistics file: named" says "statistics: $scratch/stats.txt"
 expect "statistics file: written" test -s "$scratch/stats.txt"
-expect "profile: named" says "profile: $scratch/true.brisk-profile.txt"
-expect "profile: written" test -s "$scratch/true.brisk-profile.txt"
+profile=$scratch/${true_program[0]##*/}.brisk-profile.txt # named after the program run
+expect "profile: named" says "profile: $profile"
+expect "profile: written" test -s "$profile"
 
 run --lib "$lib" --stats-file "$scratch/stats.txt" -- "${kill_program[@]}"
 expect "statistics file left from an earlier run: not claimed" says "statistics: NOT written"

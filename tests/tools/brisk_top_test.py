@@ -37,10 +37,15 @@ def size_value(text):
     return float(number) * {"B": 1, "KiB": 1024, "MiB": MiB, "GiB": 1024 * MiB}[unit]
 
 
+# A cross build's programs run through its emulator (qemu-user), which holds
+# a program's memory at the program's own addresses and maps its files.
+EMULATOR = os.environ.get("CROSSCOMPILING_EMULATOR", "").split()
+
+
 def start_workload(program, env_extra):
     ready = tempfile.mktemp(prefix="brisk-top-ready-")
     env = dict(os.environ, **env_extra)
-    process = subprocess.Popen([program, ready], env=env)
+    process = subprocess.Popen([*EMULATOR, program, ready], env=env)
     for _ in range(300):
         if os.path.exists(ready):
             os.unlink(ready)
@@ -186,9 +191,13 @@ def main(argv):
     finally:
         program.kill()
         program.wait()
-    other = subprocess.Popen([other_layout])
+    other = subprocess.Popen([*EMULATOR, other_layout])
     try:
-        time.sleep(0.3)
+        for _ in range(100):  # until its file is mapped (an emulator takes a while)
+            with open(f"/proc/{other.pid}/maps") as f:
+                if os.path.realpath(other_layout) in f.read():
+                    break
+            time.sleep(0.1)
         bad_input("a brisk descriptor of another layout", top + [str(other.pid)],
                   "whose descriptor has layout 99")
     finally:
