@@ -26,40 +26,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* ---- stacks and code ranges ---------------------------------------------- */
-#ifndef __GLIBC__ /* glibc's: linux_unwind.c */
-/* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
- * glibc's _dl_find_object: the stack is walked by its frame pointers, which
- * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
- * return address). brisk is built with them (cmake: -fno-omit-frame-pointer
- * where the C library is not glibc); a program's own frames appear where it
- * keeps them too. The walk stops at the outermost frame (a frame pointer of
- * 0), or at a word that cannot be the next frame up the same stack. */
-static __attribute__((noinline)) int walk_frames(void **frames, int max) {
-  uintptr_t *frame = __builtin_frame_address(0);
-  int count = 0;
-  while (count < max && frame != NULL) {
-    uintptr_t *caller = (uintptr_t *)frame[0];
-    uintptr_t pc = frame[1];
-    if (pc == 0) break;
-    frames[count++] = (void *)pc;
-    if (caller <= frame || (uintptr_t)caller - (uintptr_t)frame > 1024 * 1024 ||
-        ((uintptr_t)caller & 15) != 0)
-      break;
-    frame = caller;
-  }
-  return count;
-}
-
-/* The first frame is in this function, as with glibc's backtrace(): the
- * callers skip frames by count. */
-int platform_backtrace(void **frames, int max) {
-  int count = walk_frames(frames, max);
-  __asm__ __volatile__("" ::: "memory"); /* a call, not a jump: this frame stays */
-  return count;
-}
-#endif
-
+/* ---- stacks and code ranges (stack capture: linux_unwind.c) ------------- */
 typedef struct image_find {
   uintptr_t address;
   size_t size;
