@@ -617,8 +617,7 @@ static uint64_t rule_of(uintptr_t pc) {
  * as libgcc would give them. Where the rules do not follow a frame the
  * walk stops, *state that frame's: -1 - the frames found before it. Inlined
  * in each caller, so that the state stays in registers. */
-static inline __attribute__((always_inline)) int walk(frame_state *state, void **frames,
-                                                      int max) {
+static inline __attribute__((always_inline)) int walk(frame_state *state, void **frames, int max) {
   frame_state s = *state;
   int count = 0;
   while (count < max) {

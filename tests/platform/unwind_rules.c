@@ -61,7 +61,9 @@ static void show(const char *what, int depth, int round, const char *why, void *
   printf("FAIL %s depth %d round %d: %s\n", what, depth, round, why);
   for (int i = 0; i < FRAMES_MAX && (i < count || i <= chain_depth); i++)
     printf("  #%d %p %p\n", i, i < count ? frames[i] : NULL,
-           i == 0 ? (void *)NULL : i <= chain_depth ? chain[chain_depth - i] : NULL);
+           i == 0             ? (void *)NULL
+           : i <= chain_depth ? chain[chain_depth - i]
+                              : NULL);
 }
 
 /* Whether the frames are the chain: frames[0] inside compare() (which
