@@ -80,9 +80,14 @@ enum { DWARF_FP = 29, DWARF_RA = 30, DWARF_SP = 31, CFA_BITS = 17, RA_BITS = 18,
                        : "=r"((s).pc), "=r"((s).sp), "=r"((s).fp), "=r"((s).ra))
 #endif
 
-#if defined(CAPTURE_STATE) && (!defined(__GLIBC__) || __GLIBC_PREREQ(2, 35))
+/* glibc finds a module's unwind tables without a lock from 2.35 on. */
+#ifdef __GLIBC__
+#if defined(CAPTURE_STATE) && __GLIBC_PREREQ(2, 35)
 #define FAST_UNWIND 1
-#elif !defined(__GLIBC__)
+#endif
+#elif defined(CAPTURE_STATE)
+#define FAST_UNWIND 1
+#else
 #error "stack capture on musl needs the CPU's part of linux_unwind.c"
 #endif
 
