@@ -98,12 +98,12 @@ enum { DWARF_FP = 29, DWARF_RA = 30, DWARF_SP = 31, CFA_BITS = 17, RA_BITS = 18,
  * (CFA_BITS); the return address at CFA - n words (RA_BITS; n = 0: still
  * in the return-address register, which only the innermost frame may
  * say); the frame pointer saved at CFA - n words (FP_BITS, the rest; 0:
- * unchanged). A table word is (pc >> 12) << WORD_RULE_BITS | a part of the
- * rule: the slot's index and pc >> 12 give back the whole pc, so a word
- * that matches is that pc's and nothing else's, and a rule of two words is
- * used only when both match. */
-/* RULE_REALIGNED: the CFA is the word n words below the frame pointer
- * (the CFA's field), the caller's frame pointer the word it points to. */
+ * unchanged). RULE_REALIGNED, a routine that realigns its stack: the CFA
+ * is the word n words below the frame pointer (n: the CFA's field), the
+ * caller's frame pointer the word it points to. A table word is
+ * (pc >> 12) << WORD_RULE_BITS | a part of the rule: the slot's index and
+ * pc >> 12 give back the whole pc, so a word that matches is that pc's and
+ * nothing else's, and a rule of two words is used only when both match. */
 enum { RULE_FRAME, RULE_OUTERMOST, RULE_LIBGCC, RULE_REALIGNED };
 #define TAG_BITS (PLATFORM_ADDRESS_BITS - 12)
 #define WORD_RULE_BITS (64 - TAG_BITS)
@@ -596,7 +596,7 @@ static uint64_t rule_compute(uintptr_t pc) {
                    (uint64_t)cfa_offset / WORD, RA_BITS == 0 ? 0 : ra_units, fp_units);
 }
 
-static uint64_t rule_of(uintptr_t pc) {
+static inline __attribute__((always_inline)) uint64_t rule_of(uintptr_t pc) {
   if (pc < 4096 || (uint64_t)pc >> PLATFORM_ADDRESS_BITS != 0)
     return rule_make(RULE_LIBGCC, false, 0, 0, 0);
   _Atomic(uint64_t) *slot = rules[slot_of(pc)];
