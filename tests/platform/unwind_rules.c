@@ -3,8 +3,8 @@
  * from frames of several shapes built without frame pointers (a plain
  * recursion, a frame of 40 KiB, a frame sized at run time, which keeps its
  * CFA in the frame pointer, a routine that uses the frame pointer as an
- * ordinary register), on the main thread and on one of its own, the first
- * time (rules worked out) and the second (rules from the table):
+ * ordinary register, one that realigns its stack), on the main thread and on one of its own, the
+ * first time (rules worked out) and the second (rules from the table):
  * - the frames are the known call chain: frames[0] inside compare(), then
  *   the return address each function of the chain saw on entry
  *   (__builtin_return_address), innermost first, up to run_all();
@@ -167,6 +167,21 @@ static NOINLINE int sized_at_run_time(int depth, int left) {
   return r;
 }
 
+/* Over-aligned locals and a frame sized at run time: on x86 the routine
+ * realigns its stack on entry, its CFA a word it saved below the frame
+ * pointer (what i386's main does too). */
+static NOINLINE int realigned(int depth, int left) {
+  CHAIN_ENTER();
+  volatile char aligned[100] __attribute__((aligned(64)));
+  volatile char *sized = alloca(16 + (size_t)left);
+  aligned[left] = 1;
+  sized[0] = 1;
+  int r = left == 0 ? compare("realigned frames", depth) : realigned(depth, left - 1);
+  r += aligned[left] - 1 + sized[0] - 1;
+  CHAIN_LEAVE();
+  return r;
+}
+
 /* Enough live values across the call that the frame pointer is used as a
  * register. */
 static NOINLINE int many_registers(int depth, int left, unsigned a, unsigned b, unsigned c,
@@ -213,6 +228,7 @@ static void run_all(void) {
     big_frame(d, d);
     sized_at_run_time(d, d);
     many_registers(d, d, 1, 2, 3, 4, 5, 6);
+    realigned(d, d);
     mixed(d, d);
   }
 }
@@ -222,6 +238,7 @@ static void *thread_main(void *arg) {
   plain("plain frames on a thread", 5, 5);
   sized_at_run_time(4, 4);
   big_frame(2, 2);
+  realigned(3, 3);
   return NULL;
 }
 
