@@ -6,34 +6,36 @@
  * 15,000 instructions for the stack of a sampled allocation, most of what a
  * heap profile costs. A frame of a program built without frame pointers
  * needs far less than libgcc keeps: where the caller's stack pointer (the
- * CFA) is, as the stack or frame pointer plus an offset; where the return
- * address is (just below the CFA on x86, where the call pushed it; on ARM64
- * wherever the function saved x30, or still in x30 in the innermost frame);
- * and where the frame pointer was saved, if it was. So the rule that holds
- * at a return address is worked out once, from its FDE (found through the
- * module's .eh_frame_hdr table, the module from glibc's _dl_find_object or,
- * on musl, dl_iterate_phdr), and kept in a fixed table of 64-bit words,
- * each written and read with one atomic access; a stack whose rules are all
- * there is walked with table look-ups and loads from the stack. One
- * interpreter serves every CPU; the CPU's part below names its registers,
- * how a rule's fields are sized, and how the walk's first state is read.
+ * CFA) is, as the stack or frame pointer plus an offset (or, in a routine
+ * that realigns its stack, a word it saved below the frame pointer); where
+ * the return address is (just below the CFA on x86, where the call pushed
+ * it; on ARM64 wherever the routine saved x30, or still in x30 in the
+ * innermost frame); and where the frame pointer was saved, if it was. So
+ * the rule that holds at a return address is worked out once, from its FDE
+ * (found through the module's .eh_frame_hdr table, the module from glibc's
+ * _dl_find_object or, on musl, dl_iterate_phdr), and kept in a fixed table
+ * of 64-bit words, each written and read with one atomic access; a stack
+ * whose rules are all there is walked with table look-ups and loads from
+ * the stack. One interpreter serves every CPU; the CPU's part below names
+ * its registers, sizes a rule's fields, and reads the walk's first state.
  *
- * What the small interpreter does not follow (DWARF expressions, a CFA in
- * another register, signal frames, a frame with no FDE, a rule that does not
- * fit its fields, ARM64's signed return addresses) ends the rules' walk.
- * With glibc libgcc then walks the whole stack (backtrace()), so a stack
- * comes out as libgcc would give it or not faster. musl has no backtrace(),
- * and gcc's unwinder built for glibc needs _dl_find_object; its own code
- * keeps no unwind tables (nor does a program linked without
- * --eh-frame-hdr, which a static link omits by default): there the walk
- * goes on from that frame by frame pointers, which brisk keeps on musl
- * (cmake: -fno-omit-frame-pointer where the C library is not glibc).
+ * What the small interpreter does not follow (other DWARF expressions, a
+ * CFA in another register, signal frames, a frame with no FDE, a rule that
+ * does not fit its fields, ARM64's signed return addresses) ends the rules'
+ * walk. With glibc libgcc then walks the whole stack (backtrace()), so a
+ * stack comes out as libgcc would give it or not faster. musl has no
+ * backtrace(), and gcc's unwinder built for glibc needs _dl_find_object;
+ * musl's own code has no unwind tables, and a module linked without
+ * --eh-frame-hdr (a static link, by default) no index to them: there the
+ * walk goes on from the frame it could not follow by frame pointers, which
+ * brisk keeps on musl (cmake: -fno-omit-frame-pointer where the C library
+ * is not glibc).
  *
  * A rule is keyed by the return address alone: a library unloaded and
  * another loaded at the same addresses would meet the old library's rules.
  * The walk then checks each frame stays above the last and within 1 MiB of
  * it, and hands anything odd to libgcc, which has its own view of the
- * loaded modules. */
+ * loaded modules (musl: to the frame pointers). */
 #include "platform.h"
 
 #include <dlfcn.h>
