@@ -493,10 +493,12 @@ static const ElfW(Shdr) * elf_section_named(const elf_file *file, const char *na
 }
 
 /* Whether addr2line could tell more than the symbol table: line tables in
- * the file, or a link to debug information kept apart. */
+ * the file (DWARF, or stabs: Free Pascal's on i386), or a link to debug
+ * information kept apart. */
 static bool elf_may_have_lines(const elf_file *file) {
   return file->section_names == NULL || elf_section_named(file, ".debug_line") != NULL ||
          elf_section_named(file, ".zdebug_line") != NULL ||
+         elf_section_named(file, ".stab") != NULL ||
          elf_section_named(file, ".gnu_debuglink") != NULL ||
          elf_section_named(file, ".gnu_debugaltlink") != NULL;
 }
