@@ -10,6 +10,7 @@
  * table. What depends on the CPU (the registers a fault saw, the call
  * instruction before a return address) is written for x86-64 and ARM64. */
 #include "platform.h"
+#include "linux_fault.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,90 +27,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* ---- stacks and code ranges ---------------------------------------------- */
-#ifndef __GLIBC__ /* glibc's: linux_unwind.c */
-/* While the fault hook runs (on_fault, below): the interrupted code's
- * registers, and where the handler returns to, the C library's signal
- * return. A walk that meets that return address goes on from the
- * interrupted code, as libgcc's unwinder does through a signal frame: the
- * handler runs on a stack of its own (platform_fault_stack), which no frame
- * pointer leads out of. */
-static __thread const ucontext_t *fault_context;
-static __thread uintptr_t fault_return;
-
-/* The interrupted code's pc and frame pointer, and where its return
- * address is if it has not made a frame yet: on top of the stack (x86), in
- * the link register (ARM64). */
-static void context_frame(const ucontext_t *uc, uintptr_t *pc, uintptr_t **frame,
-                          uintptr_t *leaf_return) {
-#if defined(__x86_64__)
-  *pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-  *frame = (uintptr_t *)uc->uc_mcontext.gregs[REG_RBP];
-  *leaf_return = *(const uintptr_t *)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-  *pc = (uintptr_t)uc->uc_mcontext.pc;
-  *frame = (uintptr_t *)uc->uc_mcontext.regs[29];
-  *leaf_return = (uintptr_t)uc->uc_mcontext.regs[30];
-#else
-  *pc = (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
-  *frame = (uintptr_t *)uc->uc_mcontext.gregs[REG_EBP];
-  *leaf_return = *(const uintptr_t *)uc->uc_mcontext.gregs[REG_ESP];
-#endif
-}
-
-/* Whether return_address follows a call to the function that holds pc: the
- * faulting function then had made no frame of its own (a leaf, or a fast
- * path ahead of its prologue), so the frame pointer is still its caller's
- * and the caller's return address would be missed. */
-static bool returns_from(uintptr_t return_address, uintptr_t pc) {
-  Dl_info callee, caller;
-  if (!dladdr((void *)pc, &callee) || callee.dli_saddr == NULL) return false;
-  if (!dladdr((void *)return_address, &caller)) return false; /* not code: no bytes to read */
-  return platform_call_target((const void *)return_address) == callee.dli_saddr;
-}
-
-/* musl has no backtrace(), and gcc's unwinder, built for glibc, calls
- * glibc's _dl_find_object: the stack is walked by its frame pointers, which
- * x86-64 and ARM64 frames keep alike (the caller's frame pointer, then the
- * return address). brisk is built with them (cmake: -fno-omit-frame-pointer
- * where the C library is not glibc); a program's own frames appear where it
- * keeps them too. The walk stops at the outermost frame (a frame pointer of
- * 0), or at a word that cannot be the next frame up the same stack.
- * Through the fault handler's signal frame it goes on from the interrupted
- * code (fault_context). */
-static __attribute__((noinline)) int walk_frames(void **frames, int max) {
-  uintptr_t *frame = __builtin_frame_address(0);
-  const uintptr_t signal_return = fault_context != NULL ? fault_return : 0;
-  int count = 0;
-  while (count < max && frame != NULL) {
-    uintptr_t *caller = (uintptr_t *)frame[0];
-    uintptr_t pc = frame[1];
-    if (pc == 0) break;
-    frames[count++] = (void *)pc;
-    if (pc == signal_return && count < max) {
-      uintptr_t leaf_return;
-      context_frame(fault_context, &pc, &caller, &leaf_return);
-      frames[count++] = (void *)pc; /* the faulting instruction */
-      if (count < max && returns_from(leaf_return, pc)) frames[count++] = (void *)leaf_return;
-      if (((uintptr_t)caller & 15) != 0) break;
-      frame = caller; /* on the interrupted code's stack, anywhere */
-      continue;
-    }
-    if (caller <= frame || (uintptr_t)caller - (uintptr_t)frame > 1024 * 1024 ||
-        ((uintptr_t)caller & 15) != 0)
-      break;
-    frame = caller;
-  }
-  return count;
-}
-
-/* The first frame is in this function, as with glibc's backtrace(): the
- * callers skip frames by count. */
-int platform_backtrace(void **frames, int max) {
-  int count = walk_frames(frames, max);
-  __asm__ __volatile__("" ::: "memory"); /* a call, not a jump: this frame stays */
-  return count;
-}
+/* ---- stacks and code ranges (stack capture: linux_unwind.c) ------------- */
+#ifndef __GLIBC__
+__thread const ucontext_t *linux_fault_context;
+__thread uintptr_t linux_fault_return;
 #endif
 
 typedef struct image_find {
@@ -329,13 +250,13 @@ static void on_fault(int signal_number, siginfo_t *info, void *context) {
   platform_fault fault = {.address = info->si_addr};
   fault_registers(context, &fault);
 #ifndef __GLIBC__
-  const ucontext_t *outer_context = fault_context; /* a fault inside the hook */
-  uintptr_t outer_return = fault_return;
-  fault_return = (uintptr_t)__builtin_return_address(0);
-  fault_context = context;
+  const ucontext_t *outer_context = linux_fault_context; /* a fault inside the hook */
+  uintptr_t outer_return = linux_fault_return;
+  linux_fault_return = (uintptr_t)__builtin_return_address(0);
+  linux_fault_context = context;
   fault_hook(&fault);
-  fault_context = outer_context;
-  fault_return = outer_return;
+  linux_fault_context = outer_context;
+  linux_fault_return = outer_return;
 #else
   fault_hook(&fault);
 #endif
@@ -588,10 +509,12 @@ static const ElfW(Shdr) * elf_section_named(const elf_file *file, const char *na
 }
 
 /* Whether addr2line could tell more than the symbol table: line tables in
- * the file, or a link to debug information kept apart. */
+ * the file (DWARF, or stabs: Free Pascal's on i386), or a link to debug
+ * information kept apart. */
 static bool elf_may_have_lines(const elf_file *file) {
   return file->section_names == NULL || elf_section_named(file, ".debug_line") != NULL ||
          elf_section_named(file, ".zdebug_line") != NULL ||
+         elf_section_named(file, ".stab") != NULL ||
          elf_section_named(file, ".gnu_debuglink") != NULL ||
          elf_section_named(file, ".gnu_debugaltlink") != NULL;
 }

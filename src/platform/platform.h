@@ -324,9 +324,11 @@ void platform_exit_now(int status) __attribute__((noreturn));
 /* ---- stacks and code addresses (diagnostics) ------------------------------------ */
 /* Return addresses of the calling thread's stack, innermost first. */
 int platform_backtrace(void **frames, int max);
-/* The same walked with the cached unwind rules alone (Linux with glibc on
- * x86-64, linux_unwind.c), -1 where platform_backtrace would hand the stack
- * to the C library's unwinder: for tests that compare the two. */
+/* The same walked with the cached unwind rules alone (Linux,
+ * linux_unwind.c), -1 where platform_backtrace would hand the stack to the
+ * C library's unwinder (with glibc) or where the rules do not follow even
+ * the first frame (musl, whose walk goes on by frame pointers past the last
+ * frame they follow): for tests. */
 int platform_backtrace_cached(void **frames, int max);
 /* The same from a frame pointer of the calling thread (code that keeps frame
  * pointers and no unwind tables: Free Pascal's): the return address beside
