@@ -70,9 +70,9 @@ ARM64 = ["-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake", "-DBRISK_PASCAL
 # brisk built with musl-gcc (cmake/x86_64-linux-musl.cmake): its tests run as
 # musl programs, brisk linked, preloaded, or statically linked with musl
 # (SQLite's program linked by musl-gcc against Debian's libsqlite3.a, built
-# for glibc: tests/override/sqlite_glibc_shim.c says why). Not built there: the C++ test (Debian has no C++ library for
-# musl), the Free Pascal tests (nor Free Pascal), mallinfo's (glibc's
-# functions).
+# for glibc: tests/override/sqlite_glibc_shim.c says why). Not built there:
+# the C++ test (Debian has no C++ library for musl), the Free Pascal tests
+# (nor Free Pascal), mallinfo's (glibc's functions).
 MUSL_EXCLUDED = {
     "preload_python": "needs a CPython built for musl: Debian has none, PyPI's musllinux wheels "
                       "hold extension modules for one, not the interpreter, and the tools that "
