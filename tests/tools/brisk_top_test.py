@@ -191,26 +191,22 @@ def main(argv):
     finally:
         program.kill()
         program.wait()
-    other = subprocess.Popen([*EMULATOR, other_layout])
-    try:
-        for _ in range(100):  # until its file is mapped (an emulator takes a while)
-            with open(f"/proc/{other.pid}/maps") as f:
-                if os.path.realpath(other_layout) in f.read():
-                    break
-            time.sleep(0.1)
-        bad_input("a brisk descriptor of another layout", top + [str(other.pid)],
-                  "whose descriptor has layout 99")
-    finally:
-        other.kill()
-        other.wait()
-    other = subprocess.Popen([other_layout, "widths"])
-    try:
-        time.sleep(0.3)
-        bad_input("a descriptor with a word 3 bytes wide", top + [str(other.pid)],
-                  "gives widths this brisk top cannot read: {'carved': 3}")
-    finally:
-        other.kill()
-        other.wait()
+    for mode, what, says in (([], "a brisk descriptor of another layout",
+                              "whose descriptor has layout 99"),
+                             (["widths"], "a descriptor with a word 3 bytes wide",
+                              "gives widths this brisk top cannot read: {'carved': 3}")):
+        other = subprocess.Popen([*EMULATOR, other_layout, *mode])
+        try:
+            for _ in range(100):  # until its file is mapped (an emulator takes a while)
+                with open(f"/proc/{other.pid}/maps") as f:
+                    if os.path.realpath(other_layout) in f.read():
+                        break
+                time.sleep(0.1)
+            time.sleep(0.3)  # and its descriptor written
+            bad_input(what, top + [str(other.pid)], says)
+        finally:
+            other.kill()
+            other.wait()
 
     if failures:
         print(f"{len(failures)} checks failed")
